@@ -1,0 +1,497 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// FormatVersion is the version of the key and value layouts this binary
+// reads and writes. It is recorded in the store when the store is created.
+const FormatVersion = 1
+
+// SyncMode is the durability policy, named after Redis's appendfsync.
+type SyncMode int
+
+// Sync modes.
+const (
+	// SyncEverySec syncs the WAL at least once a second.
+	SyncEverySec SyncMode = iota
+	// SyncAlways syncs before Commit returns; concurrent commits share a sync.
+	SyncAlways
+	// SyncNo leaves syncing to the operating system.
+	SyncNo
+)
+
+// ParseSyncMode parses an appendfsync value.
+func ParseSyncMode(s string) (SyncMode, error) {
+	switch s {
+	case "always":
+		return SyncAlways, nil
+	case "everysec":
+		return SyncEverySec, nil
+	case "no":
+		return SyncNo, nil
+	}
+	return 0, fmt.Errorf("storage: unknown sync mode %q", s)
+}
+
+// ErrUnknownFormat is returned by Open for a store written by a newer or
+// foreign binary.
+var ErrUnknownFormat = errors.New("storage: unknown store format")
+
+// Options configure Open.
+type Options struct {
+	Dir       string
+	CacheSize int64 // bytes of block cache
+	Sync      SyncMode
+	// FS replaces the real file system (tests use vfs.NewMem()).
+	FS     vfs.FS
+	Logger *slog.Logger
+}
+
+// DB is an open store.
+type DB struct {
+	pdb    *pebble.DB
+	cache  interface{ Unref() }
+	logger *slog.Logger
+	syncer syncer
+
+	mu   sync.Mutex
+	mode SyncMode // guarded by mu
+
+	dirty  chan struct{} // signals the everysec loop that writes are unsynced
+	gcKick chan struct{}
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// InMemory returns Options for a store kept in memory, for tests.
+func InMemory() Options {
+	return Options{Dir: "mem", FS: vfs.NewMem(), CacheSize: 8 << 20}
+}
+
+// Open opens (creating if needed) the store in opts.Dir.
+func Open(opts Options) (*DB, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkFormat(opts); err != nil {
+		return nil, err
+	}
+	cache := pebble.NewCache(max(opts.CacheSize, 1<<20))
+	po := &pebble.Options{
+		FS:                 opts.FS,
+		Cache:              cache,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{opts.Logger},
+	}
+	pdb, err := pebble.Open(opts.Dir, po)
+	if err != nil {
+		cache.Unref()
+		return nil, err
+	}
+	db := &DB{
+		pdb:    pdb,
+		cache:  cache,
+		logger: opts.Logger,
+		mode:   opts.Sync,
+		dirty:  make(chan struct{}, 1),
+		gcKick: make(chan struct{}, 1),
+	}
+	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
+	if err := db.initFormat(); err != nil {
+		db.pdb.Close()
+		cache.Unref()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	db.cancel = cancel
+	db.wg.Add(2)
+	go db.everySecLoop(ctx)
+	go db.gcLoop(ctx)
+	db.KickGC()
+	return db, nil
+}
+
+// checkFormat refuses a store of an unknown format before anything opens
+// it for writing, so such a store is never rewritten.
+func checkFormat(opts Options) error {
+	ls, err := opts.FS.List(opts.Dir)
+	if err != nil || len(ls) == 0 {
+		return nil // a new store
+	}
+	hasCurrent := false
+	for _, n := range ls {
+		if n == "CURRENT" || (len(n) > 8 && n[:8] == "MANIFEST") {
+			hasCurrent = true
+		}
+	}
+	if !hasCurrent {
+		return nil
+	}
+	ro, err := pebble.Open(opts.Dir, &pebble.Options{FS: opts.FS, ReadOnly: true, Logger: quietLogger{opts.Logger}})
+	if err != nil {
+		return fmt.Errorf("%w: %s cannot be opened by this binary: %v", ErrUnknownFormat, opts.Dir, err)
+	}
+	defer ro.Close()
+	v, closer, err := ro.Get(storeKey(recordFormat))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil // created but never initialised: initFormat writes it
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	n, perr := strconv.Atoi(string(v))
+	if perr != nil || n != FormatVersion {
+		return fmt.Errorf("%w: %s holds store format %q, this binary knows format %d; refusing to open it",
+			ErrUnknownFormat, filepath.Clean(opts.Dir), v, FormatVersion)
+	}
+	return nil
+}
+
+func (db *DB) initFormat() error {
+	_, closer, err := db.pdb.Get(storeKey(recordFormat))
+	if err == nil {
+		return closer.Close()
+	}
+	if !errors.Is(err, pebble.ErrNotFound) {
+		return err
+	}
+	return db.pdb.Set(storeKey(recordFormat), []byte(strconv.Itoa(FormatVersion)), pebble.Sync)
+}
+
+// SetSyncMode changes the durability policy (CONFIG SET appendfsync).
+func (db *DB) SetSyncMode(m SyncMode) {
+	db.mu.Lock()
+	db.mode = m
+	db.mu.Unlock()
+}
+
+func (db *DB) syncMode() SyncMode {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.mode
+}
+
+// Close flushes and syncs, stops the background work and closes Pebble.
+func (db *DB) Close() error {
+	db.cancel()
+	db.wg.Wait()
+	err := db.pdb.LogData(nil, pebble.Sync)
+	if cerr := db.pdb.Close(); err == nil {
+		err = cerr
+	}
+	db.cache.Unref()
+	return err
+}
+
+// Get returns a copy of the value stored under key, or ok=false.
+func (db *DB) Get(key []byte) (value []byte, ok bool, err error) {
+	return get(db.pdb, key)
+}
+
+type getter interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+func get(g getter, key []byte) ([]byte, bool, error) {
+	v, closer, err := g.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := append([]byte(nil), v...)
+	return out, true, closer.Close()
+}
+
+// NewIter returns an iterator over [lower, upper) of the committed state.
+func (db *DB) NewIter(lower, upper []byte) (*Iter, error) {
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	return &Iter{it: it}, nil
+}
+
+// Batch is an atomic group of writes. Reads through a Batch see the batch's
+// own writes over the committed state.
+type Batch struct {
+	db *DB
+	b  *pebble.Batch
+}
+
+// NewBatch returns an empty indexed batch.
+func (db *DB) NewBatch() *Batch {
+	return &Batch{db: db, b: db.pdb.NewIndexedBatch()}
+}
+
+// Set stores value under key.
+func (b *Batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
+
+// Delete removes key.
+func (b *Batch) Delete(key []byte) error { return b.b.Delete(key, nil) }
+
+// DeleteRange removes every key in [lower, upper).
+func (b *Batch) DeleteRange(lower, upper []byte) error { return b.b.DeleteRange(lower, upper, nil) }
+
+// Get reads key through the batch.
+func (b *Batch) Get(key []byte) ([]byte, bool, error) { return get(b.b, key) }
+
+// NewIter iterates [lower, upper) through the batch.
+func (b *Batch) NewIter(lower, upper []byte) (*Iter, error) {
+	it, err := b.b.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	return &Iter{it: it}, nil
+}
+
+// Empty reports whether the batch holds no writes.
+func (b *Batch) Empty() bool { return b.b.Empty() }
+
+// Count is the number of writes in the batch.
+func (b *Batch) Count() uint32 { return b.b.Count() }
+
+// Close releases the batch without committing it.
+func (b *Batch) Close() error { return b.b.Close() }
+
+// Commit applies the batch and makes it durable as the sync mode says:
+// with SyncAlways it returns only once the batch is on disk. The batch is
+// released either way.
+func (b *Batch) Commit() error {
+	defer b.b.Close()
+	if b.b.Empty() {
+		return nil
+	}
+	if err := b.db.pdb.Apply(b.b, pebble.NoSync); err != nil {
+		return err
+	}
+	return b.db.afterApply()
+}
+
+// Apply applies the batch without waiting for durability; the caller must
+// call WaitDurable before acknowledging the write. It lets a caller release
+// its locks between the two steps so that concurrent writers share a sync.
+func (b *Batch) Apply() error {
+	if b.b.Empty() {
+		return nil
+	}
+	return b.db.pdb.Apply(b.b, pebble.NoSync)
+}
+
+// WaitDurable waits until everything applied so far is as durable as the
+// sync mode requires.
+func (db *DB) WaitDurable() error { return db.afterApply() }
+
+func (db *DB) afterApply() error {
+	switch db.syncMode() {
+	case SyncAlways:
+		return db.syncer.wait()
+	case SyncEverySec:
+		select {
+		case db.dirty <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// Sync forces the WAL to disk.
+func (db *DB) Sync() error { return db.syncer.wait() }
+
+func (db *DB) everySecLoop(ctx context.Context) {
+	defer db.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		select {
+		case <-db.dirty:
+			if err := db.syncer.wait(); err != nil {
+				db.logger.Error("background fsync failed", "err", err)
+			}
+		default:
+		}
+	}
+}
+
+// syncer implements group commit: a caller that needs durability takes a
+// ticket after its write was applied; one sync that starts after the
+// ticket was taken covers it, so concurrent callers share syncs.
+type syncer struct {
+	sync func() error
+
+	mu      sync.Mutex
+	cond    *sync.Cond // on mu
+	issued  uint64     // guarded by mu
+	covered uint64     // guarded by mu: tickets covered by a finished sync
+	running bool       // guarded by mu
+	err     error      // guarded by mu: result of the last sync
+}
+
+func (s *syncer) wait() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cond == nil {
+		s.cond = sync.NewCond(&s.mu)
+	}
+	s.issued++
+	ticket := s.issued
+	for s.covered < ticket {
+		if s.running {
+			s.cond.Wait()
+			continue
+		}
+		s.running = true
+		target := s.issued
+		s.mu.Unlock()
+		err := s.sync()
+		s.mu.Lock()
+		s.running = false
+		s.covered = target
+		s.err = err
+		s.cond.Broadcast()
+	}
+	return s.err
+}
+
+// KickGC asks the background collector to drop garbage now.
+func (db *DB) KickGC() {
+	select {
+	case db.gcKick <- struct{}{}:
+	default:
+	}
+}
+
+func (db *DB) gcLoop(ctx context.Context) {
+	defer db.wg.Done()
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-db.gcKick:
+		case <-t.C:
+		}
+		if err := db.collectGarbage(); err != nil {
+			db.logger.Error("dropping deleted keys failed", "err", err)
+		}
+	}
+}
+
+// collectGarbage drops the data ranges of deleted key versions.
+func (db *DB) collectGarbage() error {
+	lower, upper := GarbageBounds()
+	it, err := db.NewIter(lower, upper)
+	if err != nil {
+		return err
+	}
+	b := db.pdb.NewBatch()
+	defer b.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		lo, hi, err := DecodeGarbage(it.Key(), it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		_ = b.DeleteRange(lo, hi, nil)
+		_ = b.Delete(it.Key(), nil)
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if b.Empty() {
+		return nil
+	}
+	return db.pdb.Apply(b, pebble.NoSync)
+}
+
+// HighVersion reads the persisted version high-water mark.
+func (db *DB) HighVersion() (uint64, error) {
+	v, ok, err := db.Get(storeKey(recordVersionHigh))
+	if err != nil || !ok {
+		return 0, err
+	}
+	return strconv.ParseUint(string(v), 10, 64)
+}
+
+// SetHighVersion records the version high-water mark in b.
+func (b *Batch) SetHighVersion(v uint64) error {
+	return b.Set(storeKey(recordVersionHigh), strconv.AppendUint(nil, v, 10))
+}
+
+// DiskUsage returns the bytes the store occupies on disk.
+func (db *DB) DiskUsage() uint64 { return db.pdb.Metrics().DiskSpaceUsage() }
+
+// Iter iterates keys in order. Key and Value are valid until the next move.
+type Iter struct{ it *pebble.Iterator }
+
+// First moves to the first key.
+func (i *Iter) First() bool { return i.it.First() }
+
+// Last moves to the last key.
+func (i *Iter) Last() bool { return i.it.Last() }
+
+// SeekGE moves to the first key >= k.
+func (i *Iter) SeekGE(k []byte) bool { return i.it.SeekGE(k) }
+
+// SeekLT moves to the last key < k.
+func (i *Iter) SeekLT(k []byte) bool { return i.it.SeekLT(k) }
+
+// Next moves forward.
+func (i *Iter) Next() bool { return i.it.Next() }
+
+// Prev moves backward.
+func (i *Iter) Prev() bool { return i.it.Prev() }
+
+// Valid reports whether the iterator is on a key.
+func (i *Iter) Valid() bool { return i.it.Valid() }
+
+// Key returns the current key.
+func (i *Iter) Key() []byte { return i.it.Key() }
+
+// Value returns the current value.
+func (i *Iter) Value() []byte { return i.it.Value() }
+
+// Close releases the iterator.
+func (i *Iter) Close() error { return i.it.Close() }
+
+// quietLogger routes Pebble's own messages to slog at debug level, errors
+// at error level.
+type quietLogger struct{ l *slog.Logger }
+
+func (q quietLogger) Infof(format string, args ...interface{}) {
+	q.l.Debug(fmt.Sprintf(format, args...))
+}
+func (q quietLogger) Errorf(format string, args ...interface{}) {
+	q.l.Error(fmt.Sprintf(format, args...))
+}
+func (q quietLogger) Fatalf(format string, args ...interface{}) {
+	q.l.Error(fmt.Sprintf(format, args...))
+	os.Exit(1)
+}

@@ -1,0 +1,17 @@
+// Package storage owns Eddy's on-disk state: a Pebble database, the byte
+// layout of every key and value stored in it, and the durability policy
+// (appendfsync) applied when a batch commits.
+//
+// Usage: Open a DB, build a Batch (reads through a Batch see its own
+// writes), Commit it. Commit applies the batch and then, depending on the
+// sync mode, waits for the WAL to reach the disk; concurrent committers
+// share one sync (group commit).
+//
+// Invariants:
+//   - keys.go is the only place that builds or parses keys; no other
+//     package assembles key bytes by hand.
+//   - The store's format version is checked before the store is opened for
+//     writing; a store of an unknown format is refused and never rewritten.
+//   - Every write is one Batch: a command (or a MULTI/EXEC, or a group
+//     commit) is atomic on disk.
+package storage

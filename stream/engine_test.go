@@ -1,0 +1,141 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/eddy-streams/eddy/storage"
+)
+
+func openTestEngine(t *testing.T, opts Options) *Engine {
+	t.Helper()
+	db, err := storage.Open(storage.InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e, err := Open(db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func fv(s ...string) [][]byte {
+	out := make([][]byte, len(s))
+	for i, x := range s {
+		out[i] = []byte(x)
+	}
+	return out
+}
+
+func xadd(t *testing.T, e *Engine, key string, a XAddArgs) (ID, error) {
+	t.Helper()
+	var id ID
+	err := e.Update(func(tx *Tx) error {
+		var err error
+		id, _, err = tx.XAdd(0, []byte(key), &a)
+		return err
+	})
+	return id, err
+}
+
+func TestXAddIDs(t *testing.T) {
+	now := int64(1000)
+	e := openTestEngine(t, Options{Now: func() int64 { return now }})
+	steps := []struct {
+		args XAddArgs
+		want string
+		err  error
+	}{
+		{XAddArgs{ID: ID{0, 0}}, "", ErrIDZero},
+		{XAddArgs{SeqAuto: true}, "0-1", nil},
+		{XAddArgs{ID: ID{5, 5}}, "5-5", nil},
+		{XAddArgs{ID: ID{5, 5}}, "", ErrIDTooSmall},
+		{XAddArgs{ID: ID{5, 0}, SeqAuto: true}, "5-6", nil},
+		{XAddArgs{ID: ID{4, 0}, SeqAuto: true}, "", ErrIDTooSmall},
+		{XAddArgs{Auto: true}, "1000-0", nil},
+		{XAddArgs{Auto: true}, "1000-1", nil},
+		{XAddArgs{ID: ID{2000, 0}}, "2000-0", nil},
+		{XAddArgs{Auto: true}, "2000-1", nil}, // the clock is behind the top item
+		{XAddArgs{ID: MaxID}, "18446744073709551615-18446744073709551615", nil},
+		{XAddArgs{Auto: true}, "", ErrExhausted},
+	}
+	for i, s := range steps {
+		s.args.Fields = fv("f", "v")
+		id, err := xadd(t, e, "s", s.args)
+		if !errors.Is(err, s.err) || (err == nil && id.String() != s.want) {
+			t.Fatalf("step %d: got %v, %v; want %s, %v", i, id, err, s.want, s.err)
+		}
+	}
+}
+
+func TestRangeDelTrimInfo(t *testing.T) {
+	e := openTestEngine(t, Options{Limits: func() NodeLimits { return NodeLimits{MaxBytes: 4096, MaxEntries: 3} }})
+	for i := 1; i <= 10; i++ {
+		if _, err := xadd(t, e, "s", XAddArgs{ID: ID{uint64(i), 0}, Fields: fv("f", fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := e.Update(func(tx *Tx) error {
+		es, err := tx.XRange(0, []byte("s"), ID{3, 0}, ID{5, 0}, -1, false)
+		if err != nil || len(es) != 3 || es[0].ID != (ID{3, 0}) || string(es[2].Fields[1]) != "5" {
+			t.Fatalf("XRANGE: %v %v", es, err)
+		}
+		es, _ = tx.XRange(0, []byte("s"), ID{}, MaxID, 2, true)
+		if len(es) != 2 || es[0].ID != (ID{10, 0}) {
+			t.Fatalf("XREVRANGE: %v", es)
+		}
+		n, err := tx.XDel(0, []byte("s"), []ID{{1, 0}, {1, 0}, {99, 0}})
+		if err != nil || n != 1 {
+			t.Fatalf("XDEL: %d %v", n, err)
+		}
+		// Nodes of 3: [1 2 3] [4 5 6] [7 8 9] [10]. MAXLEN ~ 5 removes the
+		// first node only (2 live entries): removing the second would go below 5.
+		n, err = tx.XTrim(0, []byte("s"), Trim{Strategy: TrimMaxLen, Approx: true, MaxLen: 5})
+		if err != nil || n != 2 {
+			t.Fatalf("XTRIM ~: %d %v", n, err)
+		}
+		n, err = tx.XTrim(0, []byte("s"), Trim{Strategy: TrimMaxLen, MaxLen: 5})
+		if err != nil || n != 2 {
+			t.Fatalf("XTRIM =: %d %v", n, err)
+		}
+		in, err := tx.XInfo(0, []byte("s"), false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Length != 5 || in.RadixTreeKeys != 3 || in.First.ID != (ID{6, 0}) || in.RecordedFirst != (ID{6, 0}) ||
+			in.MaxDeleted != (ID{1, 0}) || in.EntriesAdded != 10 || in.Last.ID != (ID{10, 0}) {
+			t.Fatalf("XINFO: %+v", in)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDeletedStreamIsGoneAndRecreated(t *testing.T) {
+	e := openTestEngine(t, Options{})
+	if _, err := xadd(t, e, "s", XAddArgs{ID: ID{1, 1}, Fields: fv("a", "b")}); err != nil {
+		t.Fatal(err)
+	}
+	err := e.Update(func(tx *Tx) error {
+		m, _, _ := tx.lookup(0, []byte("s"))
+		return tx.dropKey(0, []byte("s"), &m)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := xadd(t, e, "s", XAddArgs{ID: ID{1, 0}, Fields: fv("c", "d")}); err != nil {
+		t.Fatal(err)
+	}
+	e.View(func(tx *Tx) error {
+		es, err := tx.XRange(0, []byte("s"), ID{}, MaxID, -1, false)
+		if err != nil || len(es) != 1 || es[0].ID != (ID{1, 0}) {
+			t.Fatalf("after recreate: %v %v", es, err)
+		}
+		return nil
+	})
+}

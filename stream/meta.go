@@ -1,0 +1,126 @@
+package stream
+
+import (
+	"encoding/binary"
+
+	"github.com/eddy-streams/eddy/storage"
+)
+
+// streamMeta is the body of a stream's metadata record: everything XADD,
+// XLEN and XINFO need without touching the entries.
+//
+// Encoding: count:uvarint, then count uvarints in the order of the fields
+// below. Fields are only ever appended; a decoder reading an older record
+// leaves the missing ones zero.
+type streamMeta struct {
+	Length       uint64
+	EntriesAdded uint64
+	Nodes        uint64 // nodes of the Redis layout model (radix-tree-keys)
+	Last         ID     // last-generated-id
+	First        ID     // recorded-first-entry-id
+	MaxDeleted   ID     // max-deleted-entry-id
+	Tail         ID     // master ID of the last node; meaningful when Nodes > 0
+	Groups       uint64 // consumer groups (next issue)
+}
+
+const streamMetaFields = 12
+
+func (s *streamMeta) appendBinary(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, streamMetaFields)
+	for _, v := range [streamMetaFields]uint64{
+		s.Length, s.EntriesAdded, s.Nodes,
+		s.Last.Ms, s.Last.Seq, s.First.Ms, s.First.Seq,
+		s.MaxDeleted.Ms, s.MaxDeleted.Seq, s.Tail.Ms, s.Tail.Seq,
+		s.Groups,
+	} {
+		dst = binary.AppendUvarint(dst, v)
+	}
+	return dst
+}
+
+func decodeStreamMeta(b []byte) (streamMeta, error) {
+	var s streamMeta
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return s, storage.ErrCorrupt
+	}
+	b = b[k:]
+	var vals [streamMetaFields]uint64
+	for i := uint64(0); i < n; i++ {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return s, storage.ErrCorrupt
+		}
+		b = b[k:]
+		if i < streamMetaFields {
+			vals[i] = v
+		}
+	}
+	s.Length, s.EntriesAdded, s.Nodes = vals[0], vals[1], vals[2]
+	s.Last = ID{vals[3], vals[4]}
+	s.First = ID{vals[5], vals[6]}
+	s.MaxDeleted = ID{vals[7], vals[8]}
+	s.Tail = ID{vals[9], vals[10]}
+	s.Groups = vals[11]
+	return s, nil
+}
+
+// streamRef is a stream loaded for one command: where it lives and its
+// metadata, to be saved back with save.
+type streamRef struct {
+	db   int
+	key  []byte
+	meta storage.Meta
+	sm   streamMeta
+}
+
+// loadStream returns the stream at key; ok is false if the key does not
+// exist, ErrWrongType if it holds another type.
+func (tx *Tx) loadStream(db int, key []byte) (*streamRef, bool, error) {
+	m, ok, err := tx.lookup(db, key)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if m.Type != storage.TypeStream {
+		return nil, false, ErrWrongType
+	}
+	sm, err := decodeStreamMeta(m.Body)
+	if err != nil {
+		return nil, false, err
+	}
+	m.Body = nil
+	return &streamRef{db: db, key: append([]byte(nil), key...), meta: m, sm: sm}, true, nil
+}
+
+// createStream makes a new, empty stream at key (which must not exist).
+func (tx *Tx) createStream(db int, key []byte) (*streamRef, error) {
+	v, err := tx.newVersion()
+	if err != nil {
+		return nil, err
+	}
+	return &streamRef{
+		db:   db,
+		key:  append([]byte(nil), key...),
+		meta: storage.Meta{Type: storage.TypeStream, Version: v},
+	}, nil
+}
+
+// save writes the stream's metadata record.
+func (tx *Tx) save(s *streamRef) error {
+	m := s.meta
+	m.Body = s.sm.appendBinary(nil)
+	return tx.putMeta(s.db, s.key, &m, &s.meta)
+}
+
+func (s *streamRef) entryKey(id ID) []byte {
+	return storage.AppendEntryKey(nil, s.db, s.key, s.meta.Version, id.Ms, id.Seq)
+}
+
+func (s *streamRef) nodeKey(id ID) []byte {
+	return storage.AppendNodeKey(nil, s.db, s.key, s.meta.Version, id.Ms, id.Seq)
+}
+
+// entryBounds returns [lower, upper) of the entry keys with lo <= ID <= hi.
+func (s *streamRef) entryBounds(lo, hi ID) (lower, upper []byte) {
+	return s.entryKey(lo), append(s.entryKey(hi), 0)
+}

@@ -1,0 +1,104 @@
+package stream
+
+import (
+	"github.com/eddy-streams/eddy/storage"
+)
+
+// XLen returns the number of entries (0 for a missing key).
+func (tx *Tx) XLen(db int, key []byte) (int64, error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return int64(s.sm.Length), nil
+}
+
+// LastID returns the stream's last generated ID, for XREAD's "$"; ok is
+// false for a missing key.
+func (tx *Tx) LastID(db int, key []byte) (ID, bool, error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok {
+		return ID{}, false, err
+	}
+	return s.sm.Last, true, nil
+}
+
+// XRange returns entries with start <= ID <= end, at most count (count < 0:
+// all), in reverse order when rev (start is still the smaller bound).
+func (tx *Tx) XRange(db int, key []byte, start, end ID, count int64, rev bool) ([]Entry, error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok || count == 0 || end.Less(start) || s.sm.Length == 0 {
+		return nil, err
+	}
+	return tx.scanEntries(s, start, end, count, rev)
+}
+
+// XRead returns up to count (count <= 0: all) entries with ID > after. A
+// missing key gives no entries.
+func (tx *Tx) XRead(db int, key []byte, after ID, count int64) ([]Entry, error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok || s.sm.Length == 0 {
+		return nil, err
+	}
+	start, more := after.Next()
+	if !more || s.sm.Last.Less(start) {
+		return nil, nil
+	}
+	if count <= 0 {
+		count = -1
+	}
+	return tx.scanEntries(s, start, MaxID, count, false)
+}
+
+// scanEntries reads entries in [lo, hi], forward or backward, at most
+// count of them (count < 0: all).
+func (tx *Tx) scanEntries(s *streamRef, lo, hi ID, count int64, rev bool) ([]Entry, error) {
+	lower, upper := s.entryBounds(lo, hi)
+	it, err := tx.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	ok := it.First()
+	if rev {
+		ok = it.Last()
+	}
+	for ; ok && (count < 0 || int64(len(out)) < count); ok = step(it, rev) {
+		e, err := decodeEntry(it.Key(), it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, it.Close()
+}
+
+func step(it *storage.Iter, rev bool) bool {
+	if rev {
+		return it.Prev()
+	}
+	return it.Next()
+}
+
+// decodeEntry copies an entry out of iterator memory.
+func decodeEntry(k, v []byte) (Entry, error) {
+	ms, seq, err := storage.DecodeIDSuffix(k)
+	if err != nil {
+		return Entry{}, err
+	}
+	fields, err := storage.DecodeEntryValue(append([]byte(nil), v...), nil)
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{ID: ID{ms, seq}, Fields: fields}, nil
+}
+
+// edgeEntry returns the first (or last) live entry, ok false if empty.
+func (tx *Tx) edgeEntry(s *streamRef, last bool) (Entry, bool, error) {
+	es, err := tx.scanEntries(s, ID{}, MaxID, 1, last)
+	if err != nil || len(es) == 0 {
+		return Entry{}, false, err
+	}
+	return es[0], true, nil
+}

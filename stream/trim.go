@@ -1,0 +1,231 @@
+package stream
+
+import (
+	"github.com/eddy-streams/eddy/storage"
+)
+
+// XTrim trims and returns the number of entries removed.
+func (tx *Tx) XTrim(db int, key []byte, t Trim) (int64, error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, err := tx.trim(s, t)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	if err := tx.save(s); err != nil {
+		return 0, err
+	}
+	tx.note(Written, db, key)
+	return n, nil
+}
+
+// trim removes entries from the head the way Redis's streamTrim does on
+// its node layout: whole nodes while they may go entirely; then, unless
+// approximate, entries of the first remaining node one by one. The caller
+// saves s.
+func (tx *Tx) trim(s *streamRef, t Trim) (int64, error) {
+	var limit int64
+	if t.Approx {
+		limit = t.Limit
+		if !t.LimitGiven {
+			limit = DefaultTrimLimit(tx.e.opts.Limits().MaxEntries)
+		}
+	}
+	lower, upper := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindNode)
+	it, err := tx.r.NewIter(lower, upper)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	length := int64(s.sm.Length)
+	var deleted int64
+	for ok := it.First(); ok; ok = it.Next() {
+		if t.Strategy == TrimMaxLen && length <= t.MaxLen {
+			break
+		}
+		node, err := DecodeNode(it.Value())
+		if err != nil {
+			return 0, err
+		}
+		if limit != 0 && deleted+node.Count > limit {
+			break
+		}
+		var whole bool
+		if t.Strategy == TrimMaxLen {
+			whole = length-node.Count >= t.MaxLen
+		} else {
+			// The node's last entry counts even when it was deleted.
+			whole = node.Last.Less(t.MinID)
+		}
+		if whole {
+			lo, hi := s.entryBounds(node.Master, node.Last)
+			if err := tx.b.DeleteRange(lo, hi); err != nil {
+				return 0, err
+			}
+			if err := tx.b.Delete(s.nodeKey(node.Master)); err != nil {
+				return 0, err
+			}
+			s.sm.Nodes--
+			length -= node.Count
+			deleted += node.Count
+			continue
+		}
+		if t.Approx {
+			break
+		}
+		n, err := tx.trimNode(s, &node, t, length)
+		if err != nil {
+			return 0, err
+		}
+		length -= n
+		deleted += n
+		break
+	}
+	s.sm.Length = uint64(length)
+	if deleted > 0 {
+		if err := tx.refreshFirst(s); err != nil {
+			return 0, err
+		}
+	}
+	return deleted, nil
+}
+
+// trimNode deletes entries of node from its head until the trim condition
+// holds, and saves the node.
+func (tx *Tx) trimNode(s *streamRef, node *Node, t Trim, length int64) (int64, error) {
+	lo, hi := s.entryBounds(node.Master, node.Last)
+	it, err := tx.r.NewIter(lo, hi)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		if t.Strategy == TrimMaxLen {
+			if length-n <= t.MaxLen {
+				break
+			}
+		} else {
+			ms, seq, err := storage.DecodeIDSuffix(it.Key())
+			if err != nil {
+				return 0, err
+			}
+			if !(ID{ms, seq}).Less(t.MinID) {
+				break
+			}
+		}
+		if err := tx.b.Delete(it.Key()); err != nil {
+			return 0, err
+		}
+		node.Delete(ID{}, nil, nil)
+		n++
+	}
+	if n > 0 {
+		if err := tx.b.Set(s.nodeKey(node.Master), node.AppendBinary(nil)); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// refreshFirst recomputes recorded-first-entry-id after deletions.
+func (tx *Tx) refreshFirst(s *streamRef) error {
+	if s.sm.Length == 0 {
+		s.sm.First = ID{}
+		return nil
+	}
+	e, ok, err := tx.edgeEntry(s, false)
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.sm.First = e.ID
+	}
+	return nil
+}
+
+// XDel deletes the given IDs and returns how many existed.
+func (tx *Tx) XDel(db int, key []byte, ids []ID) (int64, error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	var deleted int64
+	firstGone := false
+	for _, id := range ids {
+		ek := s.entryKey(id)
+		_, exists, err := tx.r.Get(ek)
+		if err != nil {
+			return 0, err
+		}
+		if !exists {
+			continue
+		}
+		if err := tx.b.Delete(ek); err != nil {
+			return 0, err
+		}
+		if err := tx.deleteFromNode(s, id); err != nil {
+			return 0, err
+		}
+		s.sm.Length--
+		deleted++
+		if s.sm.MaxDeleted.Less(id) {
+			s.sm.MaxDeleted = id
+		}
+		if id == s.sm.First {
+			firstGone = true
+		}
+	}
+	if deleted == 0 {
+		return 0, nil
+	}
+	if s.sm.Length == 0 || firstGone {
+		if err := tx.refreshFirst(s); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.save(s); err != nil {
+		return 0, err
+	}
+	tx.note(Written, db, key)
+	return deleted, nil
+}
+
+// deleteFromNode flags id deleted in the node holding it; a node left with
+// no live entry is freed, as Redis frees its listpack.
+func (tx *Tx) deleteFromNode(s *streamRef, id ID) error {
+	lower, upper := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindNode)
+	it, err := tx.r.NewIter(lower, upper)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if !it.SeekLT(append(s.nodeKey(id), 0)) {
+		return storage.ErrCorrupt
+	}
+	node, err := DecodeNode(it.Value())
+	if err != nil {
+		return err
+	}
+	node.Delete(id, nil, nil)
+	if node.Count > 0 {
+		return tx.b.Set(s.nodeKey(node.Master), node.AppendBinary(nil))
+	}
+	if err := tx.b.Delete(s.nodeKey(node.Master)); err != nil {
+		return err
+	}
+	s.sm.Nodes--
+	if node.Master == s.sm.Tail && s.sm.Nodes > 0 {
+		if !it.Prev() {
+			return storage.ErrCorrupt
+		}
+		ms, seq, err := storage.DecodeIDSuffix(it.Key())
+		if err != nil {
+			return err
+		}
+		s.sm.Tail = ID{ms, seq}
+	}
+	return nil
+}

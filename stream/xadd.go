@@ -1,0 +1,125 @@
+package stream
+
+import (
+	"github.com/eddy-streams/eddy/storage"
+)
+
+// XAdd appends an entry. ok is false when NOMKSTREAM was given and the key
+// does not exist (Redis replies nil).
+func (tx *Tx) XAdd(db int, key []byte, a *XAddArgs) (ID, bool, error) {
+	// Redis refuses an explicit 0-0 before it looks at the key, so that no
+	// empty stream is left behind.
+	if !a.Auto && !a.SeqAuto && a.ID.IsZero() {
+		return ID{}, false, ErrIDZero
+	}
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil {
+		return ID{}, false, err
+	}
+	if !ok {
+		if a.NoMkStream {
+			return ID{}, false, nil
+		}
+		if s, err = tx.createStream(db, key); err != nil {
+			return ID{}, false, err
+		}
+	}
+	if s.sm.Last == MaxID {
+		return ID{}, false, ErrExhausted
+	}
+	id, err := nextID(s.sm.Last, a, uint64(tx.now))
+	if err != nil {
+		return ID{}, false, err
+	}
+	if err := tx.appendEntry(s, id, a.Fields); err != nil {
+		return ID{}, false, err
+	}
+	if a.Trim.Strategy != TrimNone {
+		if _, err := tx.trim(s, a.Trim); err != nil {
+			return ID{}, false, err
+		}
+	}
+	if err := tx.save(s); err != nil {
+		return ID{}, false, err
+	}
+	tx.note(Appended, db, key)
+	return id, true, nil
+}
+
+// nextID picks the ID of a new entry the way Redis's streamAppendItem does:
+// "*" never goes backwards even when the clock does.
+func nextID(last ID, a *XAddArgs, now uint64) (ID, error) {
+	switch {
+	case a.Auto:
+		if now > last.Ms {
+			return ID{now, 0}, nil
+		}
+		id, _ := last.Next()
+		return id, nil
+	case a.SeqAuto:
+		if a.ID.Ms == last.Ms {
+			if last.Seq == MaxID.Seq {
+				return ID{}, ErrIDTooSmall
+			}
+			return ID{a.ID.Ms, last.Seq + 1}, nil
+		}
+		if a.ID.Ms < last.Ms {
+			return ID{}, ErrIDTooSmall
+		}
+		return ID{a.ID.Ms, 0}, nil
+	}
+	if !last.Less(a.ID) {
+		return ID{}, ErrIDTooSmall
+	}
+	return a.ID, nil
+}
+
+// appendEntry writes the entry and its place in the node model.
+func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
+	fields, values := splitPairs(fv)
+	var node Node
+	fresh := true
+	if s.sm.Nodes > 0 {
+		v, ok, err := tx.r.Get(s.nodeKey(s.sm.Tail))
+		if err != nil {
+			return err
+		}
+		if ok {
+			if node, err = DecodeNode(v); err != nil {
+				return err
+			}
+			fresh = !node.Accepts(fields, values, tx.e.opts.Limits())
+		}
+	}
+	if fresh {
+		node = NewNode(id, fields, values)
+		s.sm.Nodes++
+		s.sm.Tail = id
+	} else {
+		node.Append(id, fields, values)
+	}
+	if err := tx.b.Set(s.nodeKey(node.Master), node.AppendBinary(nil)); err != nil {
+		return err
+	}
+	if err := tx.b.Set(s.entryKey(id), storage.AppendEntryValue(nil, fv)); err != nil {
+		return err
+	}
+	s.sm.Length++
+	s.sm.EntriesAdded++
+	s.sm.Last = id
+	if s.sm.Length == 1 {
+		s.sm.First = id
+	}
+	return nil
+}
+
+// splitPairs splits field, value, field, value... into fields and values.
+func splitPairs(fv [][]byte) (fields, values [][]byte) {
+	fields = make([][]byte, 0, len(fv)/2)
+	values = make([][]byte, 0, len(fv)/2)
+	for i := 0; i+1 < len(fv); i += 2 {
+		fields = append(fields, fv[i])
+		values = append(values, fv[i+1])
+	}
+	return fields, values
+}

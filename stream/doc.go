@@ -1,0 +1,23 @@
+// Package stream is Eddy's keyspace engine: Redis streams (IDs, entries,
+// trimming, and later consumer groups) and the keyspace around them
+// (strings, expiry, DEL/RENAME/SCAN), stored through package storage. It
+// knows nothing of RESP: the server parses commands into the argument
+// types here and maps the sentinel errors here to Redis's texts.
+//
+// Usage: Open an Engine on a storage.DB; run reads in View and writes in
+// Update. One Update is one storage batch, so a command, or a whole
+// MULTI/EXEC, is atomic on disk; Options.OnCommit then reports the keys it
+// changed (to wake blocked readers and invalidate WATCH).
+//
+// Invariants:
+//   - Readers reach data only through a key's metadata record, which names
+//     the live version; data of older versions is never read.
+//   - A stream's metadata (length, last ID, entries added, node count) is
+//     written in the same batch as the entries it counts, so it never
+//     drifts.
+//   - The node model (node.go) mirrors Redis's listpack nodes exactly, so
+//     "~" trimming removes the same entries and XINFO reports the same
+//     radix-tree figures as Redis 7.0.
+//
+// Lock order: Engine.mu, then storage's own locks.
+package stream

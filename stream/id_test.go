@@ -51,7 +51,7 @@ func TestParseRangeBound(t *testing.T) {
 		{"(-", false, ID{}, ErrInvalidID},
 		{"(+", true, ID{}, ErrInvalidID},
 		{"(0-0", false, ID{0, 1}, nil},
-		{"(5", true, ID{4, math.MaxUint64}, nil},
+		{"(5", true, ID{5, math.MaxUint64 - 1}, nil},
 		{"(5", false, ID{5, 1}, nil},
 		{"(18446744073709551615-18446744073709551615", false, ID{}, ErrExclusiveEdge},
 		{"(0-0", true, ID{}, ErrExclusiveEdge},

@@ -1,0 +1,23 @@
+# Build: docker build --build-arg VERSION=$(git describe --always) -t eddy .
+# Run:   docker run -p 6379:6379 -v eddy-data:/data eddy
+
+FROM golang:1.26 AS build
+WORKDIR /src
+# Modules first, so the download layer survives source changes.
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/eddy ./cmd/eddy \
+ && mkdir -p /out/data
+
+# Static binary: no libc needed. nonroot (uid 65532) owns /data, so a fresh
+# named volume is writable.
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/eddy /eddy
+COPY --from=build --chown=65532:65532 /out/data /data
+USER 65532:65532
+EXPOSE 6379
+VOLUME /data
+ENTRYPOINT ["/eddy", "server"]
+CMD ["--bind", "0.0.0.0", "--dir", "/data"]

@@ -1,0 +1,56 @@
+# Eddy's build. Every target works from a clean checkout with only Go
+# installed; `make test` also wants redis-server for the differential tests
+# (.ci/run installs it).
+
+GO       ?= go
+BIN      ?= bin/eddy
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+TIMEOUT  ?= 15m
+FUZZTIME ?= 10s
+
+.PHONY: all build run test testrace bench fuzz lint clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eddy
+
+# Defaults: 127.0.0.1:6379, store in ./data. Pass directives with ARGS,
+# e.g. make run ARGS='--port 7000 --appendfsync always'.
+run: build
+	./$(BIN) server $(ARGS)
+
+test:
+	$(GO) vet ./...
+	$(GO) test -timeout $(TIMEOUT) ./...
+
+# The race detector needs cgo.
+testrace:
+	CGO_ENABLED=1 $(GO) test -race -timeout 30m ./...
+
+# bench/bench.sh runs Eddy and a real redis-server side by side and prints
+# the Eddy/Redis ratio per load; then the Go benchmarks.
+bench: build
+	bash bench/bench.sh
+	$(GO) test -run '^$$' -bench . -benchmem ./storage/ ./stream/ ./server/
+
+# Runs every Fuzz* target for FUZZTIME each. go test -fuzz takes one target
+# in one package at a time, so list them first.
+fuzz:
+	@set -e; \
+	for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -r -n1 dirname | sort -u); do \
+		for f in $$($(GO) test -list '^Fuzz' $$dir | grep '^Fuzz'); do \
+			echo "== $$dir $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$dir; \
+		done; \
+	done
+
+lint:
+	@out=$$(gofmt -l .); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@if command -v staticcheck >/dev/null 2>&1; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
+
+clean:
+	rm -rf bin

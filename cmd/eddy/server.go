@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/eddy-streams/eddy/server"
+)
+
+// serverOptions is what `eddy server` was asked to do.
+type serverOptions struct {
+	configFile string // "" none, "-" stdin
+	flags      []serverFlag
+	help       bool
+}
+
+// serverFlag is one `--directive value...` from the command line.
+type serverFlag struct {
+	name string
+	args []string
+}
+
+// parseServerFlags splits `[CONFIG-FILE] [--directive value ...]`. As with
+// redis-server, a flag takes every argument up to the next one starting
+// with "--" (`--bind 127.0.0.1 ::1`), or one value after '='
+// (`--port=7000`). It does not know the directives; that is
+// serverOptions.config's job.
+func parseServerFlags(args []string) (serverOptions, error) {
+	var o serverOptions
+	for i, a := range args {
+		// "--help" can never be a value (values do not start with "--");
+		// -h only counts in first place, where no value can be.
+		if a == "--help" || i == 0 && (a == "-h" || a == "-help") {
+			o.help = true
+			return o, nil
+		}
+	}
+	i := 0
+	if len(args) > 0 && !strings.HasPrefix(args[0], "--") {
+		o.configFile = args[0]
+		i = 1
+	}
+	for i < len(args) {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") || len(a) == 2 {
+			return o, fmt.Errorf("unexpected argument %q (the config file, if any, comes first; directives are --name value)", a)
+		}
+		name := a[2:]
+		i++
+		var vals []string
+		if k := strings.IndexByte(name, '='); k >= 0 {
+			name, vals = name[:k], []string{name[k+1:]}
+		} else {
+			for i < len(args) && !strings.HasPrefix(args[i], "--") {
+				vals = append(vals, args[i])
+				i++
+			}
+		}
+		if len(vals) == 0 {
+			return o, fmt.Errorf("flag --%s: missing value", name)
+		}
+		o.flags = append(o.flags, serverFlag{name: name, args: vals})
+	}
+	return o, nil
+}
+
+// config builds the server's Config: defaults, then the config file, then
+// the flags in order, so flags win.
+func (o serverOptions) config(stdin io.Reader) (server.Config, error) {
+	cfg := server.DefaultConfig()
+	if o.configFile != "" {
+		if err := loadConfigFile(o.configFile, stdin, &cfg); err != nil {
+			return cfg, err
+		}
+	}
+	for _, f := range o.flags {
+		if err := cfg.Set(f.name, f.args...); err != nil {
+			return cfg, fmt.Errorf("flag --%s: %w", f.name, err)
+		}
+	}
+	return cfg, nil
+}
+
+func loadConfigFile(path string, stdin io.Reader, cfg *server.Config) error {
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("config file: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	if err := server.ParseConfigFile(r, cfg); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+// serverConfig is the parsing half of `eddy server`, apart so tests reach
+// every usage error without starting a server. When stop is true the
+// command is over (help printed, or a usage error reported) and exits with
+// code.
+func serverConfig(args []string, e env) (cfg server.Config, code int, stop bool) {
+	o, err := parseServerFlags(args)
+	if err == nil && o.help {
+		printServerUsage(e.stdout)
+		return cfg, exitOK, true
+	}
+	if err == nil {
+		cfg, err = o.config(e.stdin)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "eddy server: %v\n", err)
+		fmt.Fprintln(e.stderr, `Run "eddy help server" for the list of directives.`)
+		return cfg, exitUsage, true
+	}
+	return cfg, exitOK, false
+}
+
+// runServer is `eddy server`: parse, start, log the address, serve until
+// ctx is cancelled (SIGINT/SIGTERM), then shut down cleanly.
+func runServer(ctx context.Context, args []string, e env) int {
+	cfg, code, stop := serverConfig(args, e)
+	if stop {
+		return code
+	}
+	level := new(slog.LevelVar)
+	level.Set(cfg.SlogLevel())
+	cfg.LogLevelVar = level // CONFIG SET loglevel then takes effect at once
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+
+	srv, err := server.New(cfg, logger)
+	if err != nil {
+		logger.Error("eddy failed to start", "err", err)
+		return exitError
+	}
+	// tests/ parses this line for the address; keep its shape.
+	logger.Info("eddy ready", "addr", srv.Addr().String())
+	if err := srv.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		logger.Error("eddy stopped with an error", "err", err)
+		return exitError
+	}
+	logger.Info("eddy stopped")
+	return exitOK
+}
+
+func printServerUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: eddy server [CONFIG-FILE] [--directive value ...]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "CONFIG-FILE is in redis.conf syntax (\"-\" reads stdin). Every directive is")
+	fmt.Fprintln(w, "also a flag; flags override the file. Examples:")
+	fmt.Fprintln(w, "  eddy server --port 7000 --dir /var/lib/eddy --appendfsync always")
+	fmt.Fprintln(w, "  eddy server eddy.conf --bind \"127.0.0.1 ::1\"")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Directives (* = CONFIG SET may change it at runtime):")
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	for _, d := range server.ConfigDirectives() {
+		mark := " "
+		if d.Runtime {
+			mark = "*"
+		}
+		def := d.Default
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(tw, "  --%s\t%s\t%s %s\n", d.Name, def, mark, d.Usage)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,63 @@
+package stream
+
+import (
+	"testing"
+
+	"github.com/eddy-streams/eddy/storage"
+)
+
+func BenchmarkXAdd(b *testing.B) {
+	e := openBenchEngine(b)
+	a := XAddArgs{Auto: true, Fields: fv("field", "value")}
+	key := []byte("s")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		err := e.Update(func(tx *Tx) error {
+			_, _, err := tx.XAdd(0, key, &a)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkXRange10(b *testing.B) {
+	e := openBenchEngine(b)
+	key := []byte("s")
+	for i := 1; i <= 10000; i++ {
+		a := XAddArgs{ID: ID{uint64(i), 0}, Fields: fv("field", "value")}
+		if err := e.Update(func(tx *Tx) error { _, _, err := tx.XAdd(0, key, &a); return err }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		err := e.View(func(tx *Tx) error {
+			es, err := tx.XRange(0, key, ID{}, MaxID, 10, false)
+			if len(es) != 10 {
+				b.Fatalf("got %d entries", len(es))
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func openBenchEngine(b *testing.B) *Engine {
+	b.Helper()
+	db, err := storage.Open(storage.InMemory())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	e, err := Open(db, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}

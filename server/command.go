@@ -21,9 +21,20 @@ const (
 	flagLoading  // allowed while loading
 	flagStale    // allowed on a stale replica
 	flagFast
-	flagNoAuth    // allowed before AUTH
-	flagNoMulti   // refused inside MULTI
+	flagNoAuth     // allowed before AUTH
+	flagNoMulti    // refused inside MULTI
 	flagNoKeyspace // touches no key: runs without a transaction
+
+	// Flags below were added by the dispatcher's owner.
+	flagSkipMonitor
+	flagSkipSlowlog
+	flagMayReplicate
+	flagNoMandatoryKeys
+	flagMovableKeys
+	flagAllowBusy
+	flagNoQueue     // runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT)
+	flagAnswerFirst // answered before arity and auth checks (QUIT, as Redis 7.0 does)
+	flagExecLike    // refused at dispatch: the queued transaction is discarded with EXECABORT (EXEC)
 )
 
 // commandSpec is one entry of the command table.
@@ -42,6 +53,45 @@ type commandSpec struct {
 	summary string
 	since   string
 	group   string
+
+	// COMMAND INFO / DOCS metadata, as Redis 7.0 reports it.
+	complexity string
+	acl        []string     // ACL categories without '@' ("write", "stream", "fast")
+	tips       []string     // command tips ("nondeterministic_output")
+	keySpecs   []keySpec    // key specifications
+	args       []cmdArg     // COMMAND DOCS arguments
+	docFlags   []string     // COMMAND DOCS doc_flags ("deprecated")
+	parent     *commandSpec // set for subcommands when the table is built
+}
+
+// keySpec is one key specification of COMMAND INFO (Redis 7.0 shape).
+// BeginSearch is either an index (bsIndex > 0) or a keyword (bsKeyword,
+// searched from bsStartFrom); FindKeys is a range (lastKey, keyStep,
+// limit) unless fkKeyNum is set (keynum form: keyNumIdx, firstKey, keyStep).
+type keySpec struct {
+	flags       []string // "RW", "RO", "OW", "RM", "access", "update", "insert", "delete"
+	bsIndex     int
+	bsKeyword   string
+	bsStartFrom int
+	lastKey     int
+	keyStep     int
+	limit       int
+	fkKeyNum    bool
+	keyNumIdx   int
+	firstKey    int
+}
+
+// cmdArg is one argument of COMMAND DOCS.
+type cmdArg struct {
+	name    string
+	typ     string // "string", "integer", "double", "key", "pattern", "unix-time", "pure-token", "oneof", "block"
+	keySpec int    // key_spec_index, reported only for typ "key"
+	token   string
+	summary string
+	since   string
+	flags   []string // "optional", "multiple", "multiple_token"
+	value   string   // display text (defaults to name)
+	args    []cmdArg // for "oneof" and "block"
 }
 
 // cmdContext is what a handler gets: the arguments (args[0] is the
@@ -54,6 +104,10 @@ type cmdContext struct {
 	w       *replyWriter
 	db      int  // the client's selected database
 	inMulti bool // running inside EXEC: never block
+
+	// failed is set by fail: the reply was an error and, outside EXEC,
+	// the command's writes are dropped.
+	failed bool
 
 	// block, set by a handler that found nothing to return, asks the
 	// dispatcher to park the client until one of keys (in db) is appended

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 
@@ -38,7 +39,79 @@ const (
 	errXReadUnbalanced = "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
 	errClusterDisabled = "ERR This instance has cluster support disabled"
 	errReadOnlyReplica = "READONLY You can't write against a read only replica."
+
+	// Stream commands (XADD, XTRIM, XRANGE, XREAD, XSETID).
+	errTrimBoth             = "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+	errLimitNegative        = "ERR The LIMIT argument must be >= 0."
+	errLimitNoStrategy      = "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+	errXTrimNoStrategy      = "ERR syntax error, XTRIM must be called with a trimming strategy"
+	errInvalidStartID       = "ERR invalid start ID for the interval"
+	errInvalidEndID         = "ERR invalid end ID for the interval"
+	errTimeoutNotInteger    = "ERR timeout is not an integer or out of range"
+	errTimeoutNegative      = "ERR timeout is negative"
+	errXReadGroupOption     = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+	errXReadNoAck           = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+	errXReadGroupID         = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
+	errEntriesAddedNegative = "ERR entries_added must be positive"
+
+	// Dispatcher, connection and admin commands (server core).
+	errExecAbortBecause  = "EXECABORT Transaction discarded because of: "
+	errNotInMulti        = "ERR Command not allowed inside a transaction"
+	errUnblocked         = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+	errUnblockReason     = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+	errClientName        = "ERR Client names cannot contain spaces, newlines or special characters."
+	errNoSuchClient      = "ERR No such client"
+	errClientIDPositive  = "ERR client-id should be greater than 0"
+	errProtoVersion      = "ERR Protocol version is not an integer or out of range"
+	errNoProto           = "NOPROTO unsupported protocol version"
+	errHelloNoAuth       = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errHelloSyntaxPrefix = "ERR Syntax error in HELLO option '"
+	errDebugDisabled     = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+	errInvalidExpire     = "ERR invalid expire time in '"
+	errMaxClients        = "ERR max number of clients reached"
+	errInvalidCursor     = "ERR invalid cursor"
+	errNaNOrInf          = "ERR increment would produce NaN or Infinity"
+	errDecrOverflow      = "ERR decrement would overflow"
+	errExpireNXXX        = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	errExpireGTLT        = "ERR GT and LT options at the same time are not compatible"
+	errNoLFU             = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errStringTooLong     = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errUnsupportedOption = "ERR Unsupported option "
 )
+
+// errSubcommandArgs is Redis's addReplySubcommandSyntaxError: a known
+// subcommand with options it does not take. sub is echoed as the client
+// typed it; cmd is the container in upper case ("XINFO").
+func errSubcommandArgs(sub []byte, cmd string) string {
+	return "ERR unknown subcommand or wrong number of arguments for '" +
+		errArg(sub, 128) + "'. Try " + cmd + " HELP."
+}
+
+// errNoGroup is Redis's text for a consumer group that does not exist.
+func errNoGroup(group, key []byte) string {
+	return "NOGROUP No such consumer group '" + errArg(group, -1) +
+		"' for key name '" + errArg(key, -1) + "'"
+}
+
+// errArg formats a client's argument inside an error line as Redis's
+// addReplyErrorFormat does: "%s" stops at a NUL byte, max > 0 truncates to
+// that many bytes ("%.128s"), and CR and LF become spaces so the line
+// stays one line. Other bytes pass unchanged (binary safe).
+func errArg(b []byte, max int) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if max > 0 && len(b) > max {
+		b = b[:max]
+	}
+	out := []byte(string(b))
+	for i, c := range out {
+		if c == '\r' || c == '\n' {
+			out[i] = ' '
+		}
+	}
+	return string(out)
+}
 
 // errWrongArity is Redis's text for a wrong number of arguments.
 func errWrongArity(name string) string {
@@ -67,6 +140,16 @@ func errorText(err error) string {
 		return errXSetIDEntries
 	case errors.Is(err, stream.ErrMaxDeletedGreater):
 		return errXSetIDMaxDel
+	case errors.Is(err, stream.ErrNotInteger):
+		return errValueNotInteger
+	case errors.Is(err, stream.ErrOverflow):
+		return errOverflow
+	case errors.Is(err, stream.ErrNotFloat):
+		return errNotFloat
+	case errors.Is(err, stream.ErrNaNOrInf):
+		return errNaNOrInf
+	case errors.Is(err, stream.ErrTooLarge):
+		return errStringTooLong
 	}
 	return "ERR " + err.Error()
 }

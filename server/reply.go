@@ -13,6 +13,12 @@ import (
 type replyWriter struct {
 	buf   []byte
 	proto int
+
+	// errs counts error replies written (the dispatcher compares it around
+	// a handler to tell failed calls); stats, when set, also counts them by
+	// error code for INFO errorstats.
+	errs  int
+	stats *serverStats
 }
 
 // Simple writes a status reply (+OK).
@@ -24,6 +30,10 @@ func (w *replyWriter) Simple(s string) {
 
 // Error writes an error reply; s is the whole text after '-' ("ERR ...").
 func (w *replyWriter) Error(s string) {
+	w.errs++
+	if w.stats != nil {
+		w.stats.countError(s)
+	}
 	w.buf = append(w.buf, '-')
 	w.buf = append(w.buf, s...)
 	w.buf = append(w.buf, '\r', '\n')

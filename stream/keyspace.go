@@ -267,7 +267,14 @@ func (tx *Tx) ObjectEncoding(db int, key []byte) (string, bool, error) {
 	if m.Type == storage.TypeStream {
 		return "stream", true, nil
 	}
-	return stringEncoding(m.Body), true, nil
+	hint, v := splitString(m.Body)
+	switch {
+	case hint == hintRaw || len(v) > embstrMax:
+		return "raw", true, nil
+	case hint == hintEmbstr:
+		return "embstr", true, nil
+	}
+	return stringEncoding(v), true, nil
 }
 
 // embstrMax is the longest string Redis 7.0 keeps embedded in its object

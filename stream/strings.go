@@ -10,8 +10,25 @@ import (
 	"github.com/eddy-streams/eddy/storage"
 )
 
-// String commands. A string's value is its metadata record's Body; a
-// string has no data records and no version.
+// String commands. A string lives in its metadata record's Body as
+// hint:u8 | value; it has no data records and no version. The hint keeps
+// what OBJECT ENCODING reports when Redis decides it from the command that
+// wrote the value rather than from the value itself.
+
+// String encoding hints. On-disk format: never renumbered.
+const (
+	hintByValue byte = 0 // int, embstr or raw, decided from the value (SET)
+	hintRaw     byte = 1 // always raw (APPEND)
+	hintEmbstr  byte = 2 // embstr up to 44 bytes, else raw (INCRBYFLOAT)
+)
+
+// splitString returns the hint and value of a string's Body.
+func splitString(body []byte) (hint byte, value []byte) {
+	if len(body) == 0 {
+		return hintByValue, nil
+	}
+	return body[0], body[1:]
+}
 
 // Errors of string commands. The server maps each to Redis's text.
 var (
@@ -48,6 +65,9 @@ func (tx *Tx) lookupString(db int, key []byte) (storage.Meta, bool, error) {
 	m, ok, err := tx.lookup(db, key)
 	if err == nil && ok && m.Type != storage.TypeString {
 		return m, ok, ErrWrongType
+	}
+	if ok {
+		_, m.Body = splitString(m.Body)
 	}
 	return m, ok, err
 }
@@ -87,7 +107,8 @@ func (tx *Tx) Set(db int, key, value []byte, o SetOptions) (old []byte, hadOld b
 		return nil, false, false, err
 	}
 	if exists && m.Type == storage.TypeString {
-		old, hadOld = m.Body, true
+		_, old = splitString(m.Body)
+		hadOld = true
 	}
 	if o.Get && exists && !hadOld {
 		return nil, false, false, ErrWrongType
@@ -95,7 +116,7 @@ func (tx *Tx) Set(db int, key, value []byte, o SetOptions) (old []byte, hadOld b
 	if (o.NX && exists) || (o.XX && !exists) {
 		return old, hadOld, false, nil
 	}
-	nm := storage.Meta{Type: storage.TypeString, ExpireAt: o.ExpireAt, Body: value}
+	nm := storage.Meta{Type: storage.TypeString, ExpireAt: o.ExpireAt, Body: stringBody(hintByValue, value)}
 	var prev *storage.Meta
 	if exists {
 		prev = &m
@@ -126,7 +147,7 @@ func (tx *Tx) IncrBy(db int, key []byte, delta int64) (int64, error) {
 		return 0, ErrOverflow
 	}
 	n := cur + delta
-	if err := tx.putUpdated(db, key, &m, ok, strconv.AppendInt(nil, n, 10)); err != nil {
+	if err := tx.putUpdated(db, key, &m, ok, hintByValue, strconv.AppendInt(nil, n, 10)); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -134,8 +155,8 @@ func (tx *Tx) IncrBy(db int, key []byte, delta int64) (int64, error) {
 
 // putUpdated stores body as the new value of a string read as m (existed
 // says whether it did), keeping its TTL.
-func (tx *Tx) putUpdated(db int, key []byte, m *storage.Meta, existed bool, body []byte) error {
-	nm := storage.Meta{Type: storage.TypeString, Body: body}
+func (tx *Tx) putUpdated(db int, key []byte, m *storage.Meta, existed bool, hint byte, body []byte) error {
+	nm := storage.Meta{Type: storage.TypeString, Body: stringBody(hint, body)}
 	var prev *storage.Meta
 	if existed {
 		nm.ExpireAt = m.ExpireAt
@@ -213,7 +234,7 @@ func (tx *Tx) IncrByFloat(db int, key []byte, delta float64) ([]byte, error) {
 		return nil, ErrNaNOrInf
 	}
 	out := formatLongDouble(sum)
-	if err := tx.putUpdated(db, key, &m, ok, out); err != nil {
+	if err := tx.putUpdated(db, key, &m, ok, hintEmbstr, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -249,7 +270,7 @@ func (tx *Tx) Append(db int, key, value []byte) (int64, error) {
 	}
 	body := make([]byte, 0, len(cur)+len(value))
 	body = append(append(body, cur...), value...)
-	if err := tx.putUpdated(db, key, &m, ok, body); err != nil {
+	if err := tx.putUpdated(db, key, &m, ok, hintRaw, body); err != nil {
 		return 0, err
 	}
 	return int64(len(body)), nil
@@ -275,4 +296,10 @@ func (tx *Tx) GetDel(db int, key []byte) ([]byte, bool, error) {
 	}
 	tx.note(Deleted, db, key)
 	return m.Body, true, nil
+}
+
+// stringBody encodes a string's Body.
+func stringBody(hint byte, value []byte) []byte {
+	b := make([]byte, 0, 1+len(value))
+	return append(append(b, hint), value...)
 }

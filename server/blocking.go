@@ -1,0 +1,362 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/eddy-streams/eddy/stream"
+	"github.com/tidwall/redcon"
+)
+
+// blockKey names a key in a database.
+type blockKey struct {
+	db  int
+	key string
+}
+
+// blockRegistry knows which clients wait on which keys.
+type blockRegistry struct {
+	mu    sync.Mutex
+	byKey map[blockKey]map[*client]struct{} // guarded by mu
+	keys  map[*client][]blockKey            // guarded by mu
+}
+
+func (r *blockRegistry) init() {
+	r.byKey = make(map[blockKey]map[*client]struct{})
+	r.keys = make(map[*client][]blockKey)
+}
+
+// add registers c as waiting on keys of db.
+func (r *blockRegistry) add(c *client, db int, keys [][]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range keys {
+		bk := blockKey{db, string(k)}
+		m := r.byKey[bk]
+		if m == nil {
+			m = make(map[*client]struct{})
+			r.byKey[bk] = m
+		}
+		m[c] = struct{}{}
+		r.keys[c] = append(r.keys[c], bk)
+	}
+	if _, ok := r.keys[c]; !ok {
+		r.keys[c] = nil
+	}
+	c.mu.Lock()
+	c.blocked = true
+	c.mu.Unlock()
+	c.blockedNow.Store(true)
+}
+
+// remove forgets c's wait, if any.
+func (r *blockRegistry) remove(c *client) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys, ok := r.keys[c]
+	if !ok {
+		return
+	}
+	for _, bk := range keys {
+		if m := r.byKey[bk]; m != nil {
+			delete(m, c)
+			if len(m) == 0 {
+				delete(r.byKey, bk)
+			}
+		}
+	}
+	delete(r.keys, c)
+	c.mu.Lock()
+	c.blocked = false
+	c.mu.Unlock()
+	c.blockedNow.Store(false)
+}
+
+// count is INFO's blocked_clients.
+func (r *blockRegistry) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.keys)
+}
+
+// isBlocked reports whether c waits now.
+func (r *blockRegistry) isBlocked(c *client) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.keys[c]
+	return ok
+}
+
+// signal wakes the clients waiting on keys that were appended to. As in
+// Redis 7.0, a blocked XREAD ignores deletion and type changes.
+func (r *blockRegistry) signal(changes []stream.Change) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.keys) == 0 {
+		return
+	}
+	for _, ch := range changes {
+		if ch.Kind != stream.Appended {
+			continue
+		}
+		for c := range r.byKey[blockKey{ch.DB, string(ch.Key)}] {
+			select {
+			case c.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// unblockRequest is CLIENT UNBLOCK's message to a blocked client.
+type unblockRequest struct{ withError bool }
+
+// unblock asks a blocked client to stop waiting; false if it was not
+// blocked.
+func (s *Server) unblock(c *client, withError bool) bool {
+	s.blocks.mu.Lock()
+	defer s.blocks.mu.Unlock()
+	if _, ok := s.blocks.keys[c]; !ok {
+		return false
+	}
+	select {
+	case c.unblockCh <- unblockRequest{withError}:
+	default:
+	}
+	return true
+}
+
+// detachedState is a client served outside redcon's loop: one goroutine
+// reads commands into a queue (so a disconnect is seen even while the
+// client is blocked), the client's own goroutine runs them.
+type detachedState struct {
+	dc redcon.DetachedConn
+
+	mu    sync.Mutex
+	queue []redcon.Command // guarded by mu
+	err   error            // guarded by mu: why reading stopped
+	ready chan struct{}    // signalled when queue or err changes
+	gone  chan struct{}    // closed when the socket failed (not a protocol error)
+}
+
+// detach takes the client out of redcon's loop.
+func (s *Server) detach(c *client) {
+	if c.detached != nil {
+		return
+	}
+	if c.guard != nil {
+		c.guard.detached.Store(true)
+	}
+	d := &detachedState{
+		dc:    c.conn.Detach(),
+		ready: make(chan struct{}, 1),
+		gone:  make(chan struct{}),
+	}
+	c.detached = d
+	s.detached.Add(1)
+	go d.readLoop()
+}
+
+func (d *detachedState) readLoop() {
+	for {
+		cmd, err := d.dc.ReadCommand()
+		d.mu.Lock()
+		if err != nil {
+			d.err = err
+		} else {
+			d.queue = append(d.queue, cmd)
+		}
+		d.mu.Unlock()
+		select {
+		case d.ready <- struct{}{}:
+		default:
+		}
+		if err != nil {
+			var pe *protoError
+			if !errors.As(err, &pe) {
+				close(d.gone)
+			}
+			return
+		}
+	}
+}
+
+// next returns the next queued command, or the read error once the queue
+// is empty.
+func (d *detachedState) next() (redcon.Command, bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.queue) > 0 {
+		cmd := d.queue[0]
+		d.queue = d.queue[1:]
+		return cmd, true, nil
+	}
+	return redcon.Command{}, false, d.err
+}
+
+// block parks the client of ctx until its blockRequest is served. It runs
+// on the client's goroutine.
+func (s *Server) block(ctx *cmdContext) {
+	c := ctx.c
+	req := ctx.block
+	ctx.block = nil
+	if req == nil {
+		return
+	}
+	// drain a stale CLIENT UNBLOCK and wake-up
+	select {
+	case <-c.unblockCh:
+	default:
+	}
+	select {
+	case <-c.wake:
+	default:
+	}
+	s.blocks.add(c, ctx.db, req.keys)
+	// A write may have landed between the handler's read and the
+	// registration: look once more.
+	if s.retryLocked(ctx, req) {
+		s.blocks.remove(c)
+		return
+	}
+	s.detach(c)
+	c.pending = &pendingBlock{ctx: *ctx, req: req}
+	if req.timeout > 0 {
+		c.pending.deadline = time.Now().Add(req.timeout)
+	}
+}
+
+// pendingBlock is a command waiting in blocking.go.
+type pendingBlock struct {
+	ctx      cmdContext
+	req      *blockRequest
+	deadline time.Time // zero: forever
+}
+
+// retryBlocked re-runs the read of a blocked command in a fresh View.
+func (s *Server) retryBlocked(ctx *cmdContext, req *blockRequest) bool {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if s.stopped {
+		return false
+	}
+	return s.retryLocked(ctx, req)
+}
+
+// retryLocked is retryBlocked for a caller that holds the gate.
+func (s *Server) retryLocked(ctx *cmdContext, req *blockRequest) bool {
+	replied := false
+	mark := len(ctx.w.buf)
+	err := s.engine.View(func(tx *stream.Tx) error {
+		ctx.tx = tx
+		replied = req.retry(ctx)
+		return nil
+	})
+	ctx.tx = nil
+	if err != nil {
+		ctx.w.buf = ctx.w.buf[:mark]
+		ctx.w.Error(errorText(err))
+		return true
+	}
+	return replied
+}
+
+// serveDetached serves a client that left redcon's loop, until it goes
+// away. It runs on the client's goroutine.
+func (s *Server) serveDetached(c *client) {
+	d := c.detached
+	defer func() {
+		d.dc.Flush()
+		d.dc.Close()
+		s.dropClient(c)
+		s.detached.Done()
+	}()
+	for {
+		if c.pending != nil {
+			if !s.waitBlocked(c) {
+				return
+			}
+			continue
+		}
+		cmd, ok, err := d.next()
+		if !ok {
+			if err != nil {
+				var pe *protoError
+				if errors.As(err, &pe) {
+					c.w.Error("ERR " + pe.Error())
+					c.flushTo(d.dc)
+				}
+				if err != io.EOF && !errors.As(err, &pe) {
+					s.logger.Debug("client read failed", "id", c.id, "err", err)
+				}
+				return
+			}
+			if d.dc.Flush() != nil {
+				return
+			}
+			select {
+			case <-d.ready:
+			case <-s.done:
+				return
+			}
+			continue
+		}
+		s.dispatch(c, cmd.Args)
+		c.flushTo(d.dc)
+		if c.quitting {
+			return
+		}
+	}
+}
+
+// waitBlocked waits for the pending blocked command to be served; false
+// means the client is gone.
+func (s *Server) waitBlocked(c *client) bool {
+	p := c.pending
+	d := c.detached
+	if d.dc.Flush() != nil {
+		s.blocks.remove(c)
+		return false
+	}
+	var timer <-chan time.Time
+	if !p.deadline.IsZero() {
+		t := time.NewTimer(time.Until(p.deadline))
+		defer t.Stop()
+		timer = t.C
+	}
+	finish := func() {
+		s.blocks.remove(c)
+		c.pending = nil
+		c.flushTo(d.dc)
+	}
+	for {
+		select {
+		case <-c.wake:
+			p.ctx.w = &c.w
+			if s.retryBlocked(&p.ctx, p.req) {
+				finish()
+				return true
+			}
+		case <-timer:
+			p.req.onTimeout(&c.w)
+			finish()
+			return true
+		case u := <-c.unblockCh:
+			if u.withError {
+				c.w.Error(errUnblocked)
+			} else {
+				p.req.onTimeout(&c.w)
+			}
+			finish()
+			return true
+		case <-d.gone:
+			s.blocks.remove(c)
+			return false
+		case <-s.done:
+			s.blocks.remove(c)
+			return false
+		}
+	}
+}

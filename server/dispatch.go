@@ -1,0 +1,327 @@
+package server
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eddy-streams/eddy/stream"
+)
+
+// errRollback makes Update drop the writes of a command that replied
+// with an error.
+var errRollback = errors.New("server: command failed, writes dropped")
+
+// commandTable is the one table of commands.
+func commandTable() []*commandSpec {
+	var t []*commandSpec
+	t = append(t, connectionCommands()...)
+	t = append(t, keyspaceCommands()...)
+	t = append(t, stringCommands()...)
+	t = append(t, adminCommands()...)
+	t = append(t, transactionCommands()...)
+	t = append(t, streamCommands()...)
+	return t
+}
+
+// cmdStats are the INFO commandstats counters of one command.
+type cmdStats struct {
+	calls, usec, rejected, failed atomic.Int64
+}
+
+// buildTable indexes the table and links subcommands to their parent.
+func (s *Server) buildTable(cmds []*commandSpec) {
+	s.table = make(map[string]*commandSpec, len(cmds))
+	s.cmdStats = make(map[*commandSpec]*cmdStats)
+	s.commands = cmds
+	for _, c := range cmds {
+		s.table[c.name] = c
+		s.cmdStats[c] = new(cmdStats)
+		for _, sub := range c.subcommands {
+			sub.parent = c
+			s.cmdStats[sub] = new(cmdStats)
+		}
+	}
+}
+
+// fullName is the name commandstats and errors use: "xinfo|stream".
+func (spec *commandSpec) fullName() string {
+	if spec.parent != nil {
+		return spec.parent.name + "|" + spec.name
+	}
+	return spec.name
+}
+
+// lookup finds the command for args the way Redis's lookupCommand does: a
+// container command with no second argument is itself.
+func (s *Server) lookup(args [][]byte) (spec, parent *commandSpec) {
+	spec = s.table[string(args[0])]
+	if spec == nil {
+		spec = s.table[lower(args[0])]
+	}
+	if spec == nil || len(spec.subcommands) == 0 || len(args) < 2 {
+		return spec, nil
+	}
+	sub := lower(args[1])
+	for _, sc := range spec.subcommands {
+		if sc.name == sub {
+			return sc, spec
+		}
+	}
+	return nil, spec
+}
+
+// arityOK applies Redis's arity rule.
+func (spec *commandSpec) arityOK(n int) bool {
+	if spec.arity >= 0 {
+		return n == spec.arity
+	}
+	return n >= -spec.arity
+}
+
+// unknownCommandText is Redis's reply to an unknown command: the name cut
+// at 128 bytes and the arguments quoted until 128 bytes of them are shown.
+func unknownCommandText(args [][]byte) string {
+	var b strings.Builder
+	for i := 1; i < len(args) && b.Len() < 128; i++ {
+		a := cString(args[i])
+		if room := 128 - b.Len(); len(a) > room {
+			a = a[:room]
+		}
+		b.WriteString("'")
+		b.WriteString(a)
+		b.WriteString("' ")
+	}
+	return sanitizeError("ERR unknown command '" + truncate(cString(args[0]), 128) + "', with args beginning with: " + b.String())
+}
+
+// unknownSubcommandText is Redis's reply to an unknown subcommand.
+func unknownSubcommandText(parent string, sub []byte) string {
+	return sanitizeError("ERR unknown subcommand '" + truncate(cString(sub), 128) + "'. Try " + strings.ToUpper(parent) + " HELP.")
+}
+
+// cString cuts b at its first NUL, as C's printf("%s") would.
+func cString(b []byte) string {
+	for i, ch := range b {
+		if ch == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// sanitizeError replaces CR and LF, which would break the reply line, by
+// spaces, as Redis does.
+func sanitizeError(s string) string {
+	if strings.ContainsAny(s, "\r\n") {
+		s = strings.Map(func(r rune) rune {
+			if r == '\r' || r == '\n' {
+				return ' '
+			}
+			return r
+		}, s)
+	}
+	return s
+}
+
+// reject refuses a command before it runs: the error reply, the
+// rejected_calls counter, and a queued transaction marked to abort.
+func (s *Server) reject(c *client, spec *commandSpec, text string) {
+	if c.multi != nil {
+		c.multi.aborted = true
+	}
+	if spec != nil {
+		s.cmdStats[spec].rejected.Add(1)
+	}
+	c.w.Error(text)
+}
+
+// dispatch runs one command from a client: lookup, arity, auth,
+// transaction queueing, then the call.
+func (s *Server) dispatch(c *client, args [][]byte) {
+	if len(args) == 0 {
+		return
+	}
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if s.stopped {
+		c.quitting = true
+		return
+	}
+	spec, parent := s.lookup(args)
+	now := time.Now()
+	switch {
+	case spec == nil && parent != nil:
+		c.noteCommand(parent.name, now)
+		s.reject(c, nil, unknownSubcommandText(parent.name, args[1]))
+		return
+	case spec == nil:
+		c.noteCommand("NULL", now)
+		s.reject(c, nil, unknownCommandText(args))
+		return
+	}
+	c.noteCommand(spec.fullName(), now)
+	if spec.flags&flagAnswerFirst != 0 {
+		// Redis 7.0 answers QUIT before any check.
+		spec.handler(&cmdContext{c: c, args: args, w: &c.w})
+		return
+	}
+	if !spec.arityOK(len(args)) {
+		text := errWrongArity(spec.fullName())
+		if spec.flags&flagExecLike != 0 {
+			// EXEC refused: the transaction goes with it.
+			c.multi = nil
+			c.setMultiCount(-1)
+			s.watch.unwatchAll(c)
+			s.cmdStats[spec].rejected.Add(1)
+			c.w.Error(errExecAbortBecause + strings.TrimPrefix(text, "ERR "))
+			return
+		}
+		s.reject(c, spec, text)
+		return
+	}
+	if !c.isAuthed() && spec.flags&flagNoAuth == 0 {
+		s.reject(c, spec, errNoAuth)
+		return
+	}
+	if c.multi != nil && spec.flags&flagNoQueue == 0 {
+		if spec.flags&flagNoMulti != 0 {
+			s.reject(c, spec, errNotInMulti)
+			return
+		}
+		c.multi.cmds = append(c.multi.cmds, queuedCmd{spec: spec, args: args})
+		c.setMultiCount(len(c.multi.cmds))
+		c.w.Simple("QUEUED")
+		return
+	}
+	ctx := cmdContext{c: c, args: args, w: &c.w, db: c.db}
+	s.call(&ctx, spec, nil)
+	if ctx.block != nil {
+		s.block(&ctx)
+	}
+}
+
+// call runs a command and counts it. tx is the transaction to run in
+// (inside EXEC); nil runs the command in its own View or Update, or
+// without one for flagNoKeyspace commands.
+func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx) {
+	w := ctx.w
+	start := time.Now()
+	mark, errsBefore := len(w.buf), w.errs
+	switch {
+	case tx != nil:
+		if spec.flags&flagNoKeyspace == 0 {
+			ctx.tx = tx
+		}
+		spec.handler(ctx)
+	case spec.flags&flagNoKeyspace != 0:
+		spec.handler(ctx)
+	case spec.flags&flagWrite != 0:
+		s.commitMu.RLock()
+		err := s.engine.Update(func(t *stream.Tx) error {
+			ctx.tx = t
+			spec.handler(ctx)
+			if ctx.failed || w.errs > errsBefore {
+				return errRollback
+			}
+			return nil
+		})
+		s.commitMu.RUnlock()
+		ctx.tx = nil
+		if err != nil && !errors.Is(err, errRollback) {
+			s.replaceReply(ctx, mark, err)
+		}
+	default:
+		err := s.engine.View(func(t *stream.Tx) error {
+			ctx.tx = t
+			spec.handler(ctx)
+			return nil
+		})
+		ctx.tx = nil
+		if err != nil {
+			s.replaceReply(ctx, mark, err)
+		}
+	}
+	st := s.cmdStats[spec]
+	st.calls.Add(1)
+	st.usec.Add(time.Since(start).Microseconds())
+	if w.errs > errsBefore {
+		st.failed.Add(1)
+	}
+	s.stats.commands.Add(1)
+}
+
+// replaceReply drops what a handler wrote and replies with err instead,
+// so a failed commit never leaves a half or a false reply.
+func (s *Server) replaceReply(ctx *cmdContext, mark int, err error) {
+	s.logger.Warn("command failed", "cmd", string(ctx.args[0]), "err", err)
+	ctx.w.buf = ctx.w.buf[:mark]
+	ctx.block = nil
+	ctx.w.Error(errorText(err))
+}
+
+// fail replies with the wire text of an engine error and marks the
+// command failed.
+func (ctx *cmdContext) fail(err error) {
+	ctx.failed = true
+	ctx.w.Error(errorText(err))
+}
+
+// serverStats are the server-wide INFO counters.
+type serverStats struct {
+	commands      atomic.Int64
+	connsReceived atomic.Int64
+	rejectedConns atomic.Int64
+	expiredKeys   atomic.Int64
+	hits, misses  atomic.Int64
+	netInput      atomic.Int64
+	netOutput     atomic.Int64
+
+	mu     sync.Mutex
+	errors map[string]int64 // guarded by mu: error code -> count
+	total  int64            // guarded by mu: all error replies
+}
+
+func (st *serverStats) init() { st.errors = make(map[string]int64) }
+
+// countError counts an error reply under its code, the first word.
+func (st *serverStats) countError(text string) {
+	code := text
+	if i := strings.IndexByte(code, ' '); i >= 0 {
+		code = code[:i]
+	}
+	st.mu.Lock()
+	if st.errors == nil {
+		st.errors = make(map[string]int64)
+	}
+	if _, ok := st.errors[code]; ok || len(st.errors) < 128 {
+		st.errors[code]++
+	}
+	st.total++
+	st.mu.Unlock()
+}
+
+// reset clears the counters CONFIG RESETSTAT clears.
+func (st *serverStats) reset() {
+	st.commands.Store(0)
+	st.connsReceived.Store(0)
+	st.rejectedConns.Store(0)
+	st.expiredKeys.Store(0)
+	st.hits.Store(0)
+	st.misses.Store(0)
+	st.netInput.Store(0)
+	st.netOutput.Store(0)
+	st.mu.Lock()
+	st.errors = make(map[string]int64)
+	st.total = 0
+	st.mu.Unlock()
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestUnknownCommandText(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"foo"}, "ERR unknown command 'foo', with args beginning with: "},
+		{[]string{"foo", "a", "b"}, "ERR unknown command 'foo', with args beginning with: 'a' 'b' "},
+		{[]string{long}, "ERR unknown command '" + long[:128] + "', with args beginning with: "},
+		{[]string{"f", long, "b"}, "ERR unknown command 'f', with args beginning with: '" + long[:128] + "' "},
+		{[]string{"f", strings.Repeat("y", 120), "abcdefghij", "z"}, "ERR unknown command 'f', with args beginning with: '" + strings.Repeat("y", 120) + "' 'abcde' "},
+		{[]string{"f", "a\r\nb"}, "ERR unknown command 'f', with args beginning with: 'a  b' "},
+		{[]string{"f", "a\x00b"}, "ERR unknown command 'f', with args beginning with: 'a' "},
+	}
+	for _, c := range cases {
+		args := make([][]byte, len(c.args))
+		for i, a := range c.args {
+			args[i] = []byte(a)
+		}
+		if got := unknownCommandText(args); got != c.want {
+			t.Errorf("%q:\n got %q\nwant %q", c.args, got, c.want)
+		}
+	}
+}
+
+// TestDispatchChecks runs the dispatcher on a server without a store:
+// every reply below is decided before a handler touches the engine.
+func TestDispatchChecks(t *testing.T) {
+	s := &Server{databases: 16}
+	s.watch.init()
+	s.blocks.init()
+	s.stats.init()
+	pass := ""
+	s.requirePass.Store(&pass)
+	s.buildTable(commandTable())
+	cases := []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"arity exact", []string{"GET"}, "-ERR wrong number of arguments for 'get' command\r\n"},
+		{"arity min", []string{"DEL"}, "-ERR wrong number of arguments for 'del' command\r\n"},
+		{"case", []string{"PiNg"}, "+PONG\r\n"},
+		{"container alone", []string{"CLIENT"}, "-ERR wrong number of arguments for 'client' command\r\n"},
+		{"subcommand arity", []string{"CLIENT SETNAME"}, "-ERR wrong number of arguments for 'client|setname' command\r\n"},
+		{"unknown subcommand", []string{"CONFIG FOO"}, "-ERR unknown subcommand 'FOO'. Try CONFIG HELP.\r\n"},
+		{"queue", []string{"MULTI", "PING", "GET"}, "+OK\r\n+QUEUED\r\n-ERR wrong number of arguments for 'get' command\r\n"},
+		{"no multi", []string{"MULTI", "SHUTDOWN"}, "+OK\r\n-ERR Command not allowed inside a transaction\r\n"},
+		{"discard", []string{"MULTI", "DISCARD", "DISCARD"}, "+OK\r\n+OK\r\n-ERR DISCARD without MULTI\r\n"},
+		{"quit", []string{"QUIT x y"}, "+OK\r\n"},
+		{"echo", []string{"ECHO hi"}, "$2\r\nhi\r\n"},
+		{"select", []string{"SELECT x", "SELECT -1", "SELECT 15"}, "-ERR value is not an integer or out of range\r\n-ERR DB index is out of range\r\n+OK\r\n"},
+		{"hello syntax", []string{"HELLO 3 FOO"}, "-ERR Syntax error in HELLO option 'FOO'\r\n"},
+		{"hello version", []string{"HELLO x"}, "-ERR Protocol version is not an integer or out of range\r\n"},
+		{"auth unset", []string{"AUTH x"}, "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"},
+		{"auth default", []string{"AUTH default x"}, "+OK\r\n"},
+		{"debug", []string{"DEBUG x"}, "-" + errDebugDisabled + "\r\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := &client{s: s, id: 1, proto: 2, inMulti: -1, wake: make(chan struct{}, 1), unblockCh: make(chan unblockRequest, 1)}
+			cl.w.proto = 2
+			cl.authed.Store(true)
+			for _, l := range c.lines {
+				var args [][]byte
+				for _, f := range strings.Fields(l) {
+					args = append(args, []byte(f))
+				}
+				s.dispatch(cl, args)
+			}
+			if got := string(cl.w.buf); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestReplyWriter(t *testing.T) {
+	cases := []struct {
+		proto int
+		write func(w *replyWriter)
+		want  string
+	}{
+		{2, func(w *replyWriter) { w.Null() }, "$-1\r\n"},
+		{3, func(w *replyWriter) { w.Null() }, "_\r\n"},
+		{2, func(w *replyWriter) { w.NullArray() }, "*-1\r\n"},
+		{2, func(w *replyWriter) { w.Map(1); w.BulkString("a"); w.Int(1) }, "*2\r\n$1\r\na\r\n:1\r\n"},
+		{3, func(w *replyWriter) { w.Map(1); w.BulkString("a"); w.Int(1) }, "%1\r\n$1\r\na\r\n:1\r\n"},
+		{3, func(w *replyWriter) { w.Set(0) }, "~0\r\n"},
+		{3, func(w *replyWriter) { w.Verbatim("x") }, "=5\r\ntxt:x\r\n"},
+		{2, func(w *replyWriter) { w.Verbatim("x") }, "$1\r\nx\r\n"},
+		{3, func(w *replyWriter) { w.Bool(true) }, "#t\r\n"},
+		{2, func(w *replyWriter) { w.Error("ERR x") }, "-ERR x\r\n"},
+	}
+	for i, c := range cases {
+		w := &replyWriter{proto: c.proto}
+		c.write(w)
+		if got := string(w.buf); got != c.want {
+			t.Errorf("case %d: got %q, want %q", i, got, c.want)
+		}
+	}
+}
+
+func TestClientListLine(t *testing.T) {
+	c := &client{id: 7, addr: "127.0.0.1:5000", laddr: "127.0.0.1:6379", fd: 9, created: time.Now(), lastActive: time.Now(),
+		proto: 2, inMulti: -1, lastCmd: "client|list", name: "app"}
+	line := c.info(time.Now())
+	re := regexp.MustCompile(`^id=7 addr=127\.0\.0\.1:5000 laddr=127\.0\.0\.1:6379 fd=9 name=app age=0 idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=\d+ qbuf-free=\d+ argv-mem=\d+ multi-mem=0 rbs=\d+ rbp=\d+ obl=0 oll=0 omem=0 tot-mem=\d+ events=r cmd=client\|list user=default redir=-1 resp=2$`)
+	if !re.MatchString(line) {
+		t.Errorf("CLIENT LIST line does not have Redis 7.0's fields:\n%s", line)
+	}
+}
+
+func TestInfoSections(t *testing.T) {
+	s := &Server{databases: 16, started: time.Now(), cfg: NewLiveConfig(DefaultConfig())}
+	s.stats.init()
+	s.blocks.init()
+	s.buildTable(commandTable())
+	cases := []struct {
+		args []string
+		want []string // section titles in order
+	}{
+		{nil, []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules", "Errorstats", "Cluster", "Keyspace"}},
+		{[]string{"clients"}, []string{"Clients"}},
+		{[]string{"keyspace", "server"}, []string{"Server", "Keyspace"}},
+		{[]string{"commandstats"}, []string{"Commandstats"}},
+		{[]string{"nosuch"}, nil},
+	}
+	for _, c := range cases {
+		var args [][]byte
+		for _, a := range c.args {
+			args = append(args, []byte(a))
+		}
+		text := s.infoText(nil, infoSelect(args))
+		var got []string
+		for _, l := range strings.Split(text, "\r\n") {
+			if strings.HasPrefix(l, "# ") {
+				got = append(got, l[2:])
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("INFO %v: sections %v, want %v", c.args, got, c.want)
+		}
+	}
+	text := s.infoText(nil, infoSelect([][]byte{[]byte("server")}))
+	for _, f := range []string{"redis_version:7.0.15\r\n", "redis_mode:standalone\r\n", "eddy_version:"} {
+		if !strings.Contains(text, f) {
+			t.Errorf("INFO server lacks %q", f)
+		}
+	}
+}
+
+func TestParseSet(t *testing.T) {
+	cases := []struct {
+		line string
+		err  string
+	}{
+		{"SET k v", ""},
+		{"SET k v NX XX", errSyntax},
+		{"SET k v EX 10 PX 10", errSyntax},
+		{"SET k v EX 10 KEEPTTL", errSyntax},
+		{"SET k v EX 0", "ERR invalid expire time in 'set' command"},
+		{"SET k v EX x", errValueNotInteger},
+		{"SET k v EX", errSyntax},
+		{"SET k v GET NX", ""},
+		{"SET k v FOO EX x", errSyntax},
+	}
+	for _, c := range cases {
+		var args [][]byte
+		for _, f := range strings.Fields(c.line) {
+			args = append(args, []byte(f))
+		}
+		if _, err := parseSet(args, 1000); err != c.err {
+			t.Errorf("%s: got %q, want %q", c.line, err, c.err)
+		}
+	}
+}

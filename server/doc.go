@@ -1,0 +1,31 @@
+// Package server is Eddy's RESP front end: it accepts Redis clients
+// (through tidwall/redcon), parses their requests, and runs them against a
+// stream.Engine with Redis 7.0's replies, byte for byte.
+//
+// Usage:
+//
+//	srv, err := server.New(cfg, logger) // opens the store, binds the port
+//	err = srv.Serve(ctx)                // until ctx is cancelled or SHUTDOWN
+//
+// One table of commands (commandTable) drives everything: dispatch
+// (dispatch.go: lookup, arity, auth, MULTI queueing, then the handler in a
+// View or an Update), COMMAND INFO/DOCS/LIST and INFO commandstats. A
+// handler writes its whole reply, errors included, into the client's
+// replyWriter; the dispatcher never half-replies: a commit that fails
+// replaces the reply with the error.
+//
+// Requests pass through a guardConn (resp.go) that enforces Redis's
+// protocol limits before redcon parses them. A client whose command
+// blocks (XREAD BLOCK) leaves redcon's loop (blocking.go): from then on
+// one goroutine reads its requests into a queue, so a disconnect is seen
+// while it waits, and its own goroutine runs them in order.
+//
+// Invariants and lock order:
+//   - gate (shared per command, exclusive at shutdown) before commitMu
+//     (shared per write, exclusive for an EXEC with watched keys) before
+//     the engine's lock. OnCommit runs with commitMu held shared and takes
+//     watchRegistry.mu and blockRegistry.mu, never the reverse.
+//   - blockRegistry.mu before client.mu; Server.mu before nothing.
+//   - Handlers never call the Engine directly; they use ctx.tx, so EXEC
+//     can run them all inside its single Update.
+package server

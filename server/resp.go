@@ -1,0 +1,296 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Limits of the request parser, as Redis 7.0 sets them.
+const (
+	inlineMax        = 64 * 1024 // PROTO_INLINE_MAX_SIZE
+	unauthMultibulk  = 10        // multibulk length allowed before AUTH
+	unauthBulk       = 16384     // bulk length allowed before AUTH
+	maxMultibulkLen  = 1<<31 - 1 // INT_MAX
+	guardReadBufSize = 16 * 1024
+)
+
+// protoError is a request that breaks the protocol. The client gets
+// "ERR Protocol error: <msg>" after the replies to the commands before it,
+// and is disconnected.
+type protoError struct{ msg string }
+
+func (e *protoError) Error() string { return "Protocol error: " + e.msg }
+
+// guardConn sits between the socket and redcon's reader. It follows the
+// RESP framing of the request stream byte by byte and enforces what redcon
+// does not: proto-max-bulk-len, the limits before AUTH, the 64 KB inline
+// and length-line limits, and Redis's leniency (*0 and *-1 are skipped, the
+// two bytes after a bulk are not checked). It hands redcon a cleaned
+// stream, so redcon's own parser never sees a malformed request.
+//
+// All its methods run on the connection's reading goroutine.
+type guardConn struct {
+	net.Conn
+	c *client
+
+	in      []byte // bytes read from the socket, not yet framed
+	out     []byte // framed bytes not yet handed to the reader
+	err     error  // sticky: a protocol error or the socket's error
+	written bool   // the protocol error was already sent (attached mode)
+
+	// state of the framing machine
+	state   int   // guardStart, guardBulkHeader, guardBulkBody, guardBulkCRLF
+	bulks   int   // bulks left in the current multibulk
+	bodyLen int64 // bytes left in the current bulk body
+	crlf    int   // CRLF bytes left to skip after a bulk body
+
+	detached atomic.Bool // errors are returned to the caller, not written
+}
+
+const (
+	guardStart = iota
+	guardBulkHeader
+	guardBulkBody
+	guardBulkCRLF
+)
+
+var errGuardTimeout = errors.New("idle timeout")
+
+// Read hands out framed bytes; it reads the socket until it has some.
+func (g *guardConn) Read(p []byte) (int, error) {
+	for len(g.out) == 0 {
+		if g.err != nil {
+			var pe *protoError
+			if errors.As(g.err, &pe) && !g.written && !g.detached.Load() {
+				// Attached to redcon: every earlier reply has been
+				// flushed (redcon flushes before reading), so the error
+				// goes out in order.
+				g.written = true
+				g.Conn.Write([]byte("-ERR " + pe.Error() + "\r\n"))
+			}
+			return 0, g.err
+		}
+		g.fill()
+	}
+	n := copy(p, g.out)
+	g.out = g.out[n:]
+	if len(g.out) == 0 {
+		g.out = g.out[:0:0]
+	}
+	return n, nil
+}
+
+// fill reads once from the socket and frames what it can.
+func (g *guardConn) fill() {
+	var buf [guardReadBufSize]byte
+	if t := g.c.s.idleTimeout(); t > 0 {
+		g.Conn.SetReadDeadline(time.Now().Add(t))
+	}
+	n, err := g.Conn.Read(buf[:])
+	if n > 0 {
+		g.c.s.stats.netInput.Add(int64(n))
+		g.in = append(g.in, buf[:n]...)
+		if perr := g.frame(); perr != nil {
+			g.err = perr
+			return
+		}
+	}
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && g.c.isBlocked() {
+			return // blocked clients never time out
+		}
+		if errors.As(err, &ne) && ne.Timeout() {
+			err = errGuardTimeout
+		}
+		g.err = err
+	}
+}
+
+// frame moves complete protocol elements from in to out.
+func (g *guardConn) frame() error {
+	in := g.in
+	defer func() {
+		// keep the unconsumed tail
+		g.in = append(g.in[:0], in...)
+	}()
+	for len(in) > 0 {
+		switch g.state {
+		case guardStart:
+			if in[0] != '*' {
+				i := indexNL(in)
+				if i < 0 {
+					if len(in) > inlineMax {
+						return &protoError{"too big inline request"}
+					}
+					return nil
+				}
+				line := in[:i]
+				in = in[i+1:]
+				if err := g.inline(line); err != nil {
+					return err
+				}
+				continue
+			}
+			i := indexCR(in)
+			if i < 0 {
+				if len(in) > inlineMax {
+					return &protoError{"too big mbulk count string"}
+				}
+				return nil
+			}
+			if i+1 >= len(in) {
+				return nil // wait for the \n
+			}
+			n, ok := parseLL(in[1:i])
+			if !ok || n > maxMultibulkLen {
+				return &protoError{"invalid multibulk length"}
+			}
+			if n > unauthMultibulk && !g.c.isAuthed() {
+				return &protoError{"unauthenticated multibulk length"}
+			}
+			in = in[i+2:]
+			if n <= 0 {
+				continue // Redis skips empty and null multibulks
+			}
+			g.out = append(g.out, '*')
+			g.out = strconv.AppendInt(g.out, n, 10)
+			g.out = append(g.out, '\r', '\n')
+			g.bulks = int(n)
+			g.state = guardBulkHeader
+		case guardBulkHeader:
+			if in[0] != '$' {
+				return &protoError{"expected '$', got '" + string(in[0]) + "'"}
+			}
+			i := indexCR(in)
+			if i < 0 {
+				if len(in) > inlineMax {
+					return &protoError{"too big bulk count string"}
+				}
+				return nil
+			}
+			if i+1 >= len(in) {
+				return nil
+			}
+			n, ok := parseLL(in[1:i])
+			if !ok || n < 0 || n > g.c.s.maxBulkLen() {
+				return &protoError{"invalid bulk length"}
+			}
+			if n > unauthBulk && !g.c.isAuthed() {
+				return &protoError{"unauthenticated bulk length"}
+			}
+			in = in[i+2:]
+			g.out = append(g.out, '$')
+			g.out = strconv.AppendInt(g.out, n, 10)
+			g.out = append(g.out, '\r', '\n')
+			g.bodyLen = n
+			g.state = guardBulkBody
+		case guardBulkBody:
+			k := int64(len(in))
+			if k > g.bodyLen {
+				k = g.bodyLen
+			}
+			g.out = append(g.out, in[:k]...)
+			in = in[k:]
+			g.bodyLen -= k
+			if g.bodyLen == 0 {
+				g.out = append(g.out, '\r', '\n')
+				g.crlf = 2
+				g.state = guardBulkCRLF
+			}
+		case guardBulkCRLF:
+			// Redis skips the two bytes after a bulk without looking.
+			k := min(len(in), g.crlf)
+			in = in[k:]
+			g.crlf -= k
+			if g.crlf == 0 {
+				g.bulks--
+				if g.bulks == 0 {
+					g.state = guardStart
+				} else {
+					g.state = guardBulkHeader
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// inline turns an inline request into a multibulk, splitting it as
+// Redis's sdssplitargs does (quotes, \xHH and the other escapes); a C
+// string ends at its first NUL.
+func (g *guardConn) inline(line []byte) error {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	for i, ch := range line {
+		if ch == 0 {
+			line = line[:i]
+			break
+		}
+	}
+	args, err := splitConfigArgs(string(line))
+	if err != nil {
+		return &protoError{"unbalanced quotes in request"}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	g.out = append(g.out, '*')
+	g.out = strconv.AppendInt(g.out, int64(len(args)), 10)
+	g.out = append(g.out, '\r', '\n')
+	for _, a := range args {
+		g.out = append(g.out, '$')
+		g.out = strconv.AppendInt(g.out, int64(len(a)), 10)
+		g.out = append(g.out, '\r', '\n')
+		g.out = append(g.out, a...)
+		g.out = append(g.out, '\r', '\n')
+	}
+	return nil
+}
+
+func indexNL(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+func indexCR(b []byte) int {
+	for i, c := range b {
+		if c == '\r' {
+			return i
+		}
+	}
+	return -1
+}
+
+// parseLL is Redis's string2ll: optional '-', no leading zeros, no '+',
+// no spaces, fits in an int64.
+func parseLL(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	s := b
+	if s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 || s[0] < '1' || s[0] > '9' {
+		return 0, false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	return n, err == nil
+}

@@ -1,0 +1,427 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/eddy-streams/eddy/storage"
+	"github.com/eddy-streams/eddy/stream"
+	"github.com/tidwall/redcon"
+)
+
+// Version is Eddy's own version, reported as eddy_version in INFO.
+const Version = "0.1.0"
+
+// redisVersion is the Redis version Eddy answers as.
+const redisVersion = "7.0.15"
+
+// Server serves the RESP protocol on top of a stream.Engine.
+type Server struct {
+	logger *slog.Logger
+	cfg    *LiveConfig
+	db     *storage.DB
+	engine *stream.Engine
+
+	// live copies of settings read on hot paths
+	nodeMaxEntries atomic.Int64
+	nodeMaxBytes   atomic.Int64
+	protoMaxBulk   atomic.Int64
+	timeoutSecs    atomic.Int64
+	requirePass    atomic.Pointer[string]
+	maxClients     atomic.Int64
+	databases      int
+
+	table    map[string]*commandSpec // read-only after New
+	commands []*commandSpec          // table order, for COMMAND
+	cmdStats map[*commandSpec]*cmdStats
+
+	listeners []net.Listener
+	rcs       []*redcon.Server
+	started   time.Time
+	runID     string
+	replID    string
+	port      int
+
+	mu       sync.Mutex
+	clients  map[int64]*client // guarded by mu
+	nextID   int64             // guarded by mu
+	closing  bool              // guarded by mu
+	detached sync.WaitGroup    // client loops outside redcon
+
+	// gate is held shared by every running command and exclusively by
+	// shutdown, so shutdown waits for in-flight commands.
+	gate    sync.RWMutex
+	stopped bool // guarded by gate (write)
+
+	// commitMu is held shared around every write transaction and
+	// exclusively by EXEC with watched keys, so that all commits before
+	// the EXEC have reported their changes (OnCommit) when it checks them.
+	commitMu sync.RWMutex
+
+	watch  watchRegistry
+	blocks blockRegistry
+	stats  serverStats
+
+	shutdownReq  chan struct{}
+	shutdownOnce sync.Once
+	done         chan struct{} // closed when shutdown begins
+}
+
+// New opens the store in cfg.Dir and binds cfg.Bind x cfg.Port. Serve
+// then accepts clients.
+func New(cfg Config, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Databases <= 0 {
+		cfg.Databases = 16
+	}
+	s := &Server{
+		logger:      logger,
+		cfg:         NewLiveConfig(cfg),
+		databases:   cfg.Databases,
+		clients:     make(map[int64]*client),
+		started:     time.Now(),
+		runID:       randomHex(20),
+		replID:      randomHex(20),
+		shutdownReq: make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	s.applyLive(cfg)
+	s.watch.init()
+	s.blocks.init()
+	s.stats.init()
+	s.buildTable(commandTable())
+
+	mode, err := storage.ParseSyncMode(cfg.AppendFsync)
+	if err != nil {
+		return nil, err
+	}
+	db, err := storage.Open(storage.Options{Dir: cfg.Dir, CacheSize: cfg.CacheSize, Sync: mode, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := stream.Open(db, stream.Options{
+		Limits: func() stream.NodeLimits {
+			return stream.NodeLimits{MaxBytes: s.nodeMaxBytes.Load(), MaxEntries: s.nodeMaxEntries.Load()}
+		},
+		OnCommit: s.onCommit,
+		Logger:   logger,
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.db, s.engine = db, eng
+
+	binds := cfg.Bind
+	if len(binds) == 0 {
+		binds = []string{"127.0.0.1"}
+	}
+	port := cfg.Port
+	for _, b := range binds {
+		ln, err := net.Listen("tcp", net.JoinHostPort(b, strconv.Itoa(port)))
+		if err != nil {
+			for _, l := range s.listeners {
+				l.Close()
+			}
+			db.Close()
+			return nil, fmt.Errorf("listen on %s port %d: %w", b, port, err)
+		}
+		if port == 0 {
+			port = ln.Addr().(*net.TCPAddr).Port
+		}
+		s.listeners = append(s.listeners, guardListener{ln})
+		rc := redcon.NewServer("", s.serveRESP, s.accept, s.closed)
+		s.rcs = append(s.rcs, rc)
+	}
+	s.port = port
+	return s, nil
+}
+
+// applyLive copies the settings read on hot paths.
+func (s *Server) applyLive(cfg Config) {
+	s.nodeMaxEntries.Store(cfg.StreamNodeMaxEntries)
+	s.nodeMaxBytes.Store(cfg.StreamNodeMaxBytes)
+	bulk := cfg.ProtoMaxBulkLen
+	if bulk <= 0 {
+		bulk = 512 << 20
+	}
+	s.protoMaxBulk.Store(bulk)
+	s.timeoutSecs.Store(int64(cfg.Timeout))
+	pass := cfg.RequirePass
+	s.requirePass.Store(&pass)
+	s.maxClients.Store(int64(cfg.MaxClients))
+}
+
+func (s *Server) maxBulkLen() int64 { return s.protoMaxBulk.Load() }
+
+func (s *Server) idleTimeout() time.Duration {
+	return time.Duration(s.timeoutSecs.Load()) * time.Second
+}
+
+func (s *Server) password() string { return *s.requirePass.Load() }
+
+// Addr is the first listening address.
+func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+
+// Serve accepts clients until ctx is cancelled or SHUTDOWN is run, then
+// stops accepting, lets in-flight commands finish, disconnects every
+// client, and closes the store. It returns nil after such a stop.
+func (s *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, len(s.rcs))
+	for i, rc := range s.rcs {
+		go func() { errc <- rc.Serve(s.listeners[i]) }()
+	}
+	expCtx, cancelExp := context.WithCancel(context.Background())
+	expDone := make(chan struct{})
+	go func() {
+		defer close(expDone)
+		s.expireLoop(expCtx)
+	}()
+	s.logger.Info("ready to accept connections", "addr", s.Addr().String())
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case <-s.shutdownReq:
+	case err := <-errc:
+		serveErr = err
+	}
+	cancelExp()
+	<-expDone
+	return errors.Join(serveErr, s.stop())
+}
+
+// stop is the graceful shutdown: no new clients, in-flight commands
+// finish, clients are disconnected (blocked ones woken first), the store
+// is flushed and closed.
+func (s *Server) stop() error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	s.gate.Lock() // waits for running commands
+	s.stopped = true
+	s.gate.Unlock()
+	close(s.done) // wakes blocked clients and detached loops
+	for _, rc := range s.rcs {
+		rc.Close()
+	}
+	s.mu.Lock()
+	for _, c := range s.clients {
+		c.kill()
+	}
+	s.mu.Unlock()
+	s.detached.Wait()
+	err := s.db.Close()
+	s.logger.Info("server stopped")
+	return err
+}
+
+// requestShutdown asks Serve to stop (SHUTDOWN).
+func (s *Server) requestShutdown() {
+	s.shutdownOnce.Do(func() { close(s.shutdownReq) })
+}
+
+// accept admits a connection unless maxclients is reached.
+func (s *Server) accept(conn redcon.Conn) bool {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return false
+	}
+	if int64(len(s.clients)) >= s.maxClients.Load() {
+		s.mu.Unlock()
+		s.stats.rejectedConns.Add(1)
+		if nc := conn.NetConn(); nc != nil {
+			nc.Write([]byte("-" + errMaxClients + "\r\n"))
+		}
+		return false
+	}
+	s.nextID++
+	id := s.nextID
+	c := newClient(s, conn, id)
+	s.clients[id] = c
+	s.mu.Unlock()
+	c.authed.Store(s.password() == "")
+	s.stats.connsReceived.Add(1)
+	conn.SetContext(c)
+	if g, ok := conn.NetConn().(*guardConn); ok {
+		g.c = c
+		c.guard = g
+	}
+	return true
+}
+
+// closed is redcon's disconnect callback; a detached client is finished
+// by its own loop instead.
+func (s *Server) closed(conn redcon.Conn, err error) {
+	c, _ := conn.Context().(*client)
+	if c == nil || c.detached != nil {
+		return
+	}
+	s.dropClient(c)
+}
+
+// dropClient forgets a disconnected client.
+func (s *Server) dropClient(c *client) {
+	c.markClosed()
+	s.blocks.remove(c)
+	s.watch.unwatchAll(c)
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+}
+
+// serveRESP is redcon's command handler.
+func (s *Server) serveRESP(conn redcon.Conn, cmd redcon.Command) {
+	c := conn.Context().(*client)
+	if c.detached != nil {
+		return
+	}
+	s.dispatch(c, cmd.Args)
+	c.flushTo(conn)
+	if c.quitting {
+		conn.Close()
+		return
+	}
+	if c.detached != nil {
+		// The command blocked: this goroutine now serves the client
+		// outside redcon's loop until it goes away.
+		s.serveDetached(c)
+	}
+}
+
+// flushTo hands the accumulated replies to redcon's writer.
+func (c *client) flushTo(conn redcon.Conn) {
+	if len(c.w.buf) == 0 {
+		return
+	}
+	conn.WriteRaw(c.w.buf)
+	c.s.stats.netOutput.Add(int64(len(c.w.buf)))
+	if cap(c.w.buf) > 64<<10 {
+		c.w.buf = nil
+	} else {
+		c.w.buf = c.w.buf[:0]
+	}
+}
+
+// onCommit receives the keys changed by every write transaction.
+func (s *Server) onCommit(changes []stream.Change) {
+	s.watch.touch(changes)
+	s.blocks.signal(changes)
+}
+
+// expireLoop deletes expired keys in the background, as Redis's active
+// expiry cycle does ten times a second.
+func (s *Server) expireLoop(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.gate.RLock()
+		if !s.stopped {
+			s.commitMu.RLock()
+			n, err := s.engine.ExpireCycle(expireBatch)
+			s.commitMu.RUnlock()
+			if err != nil {
+				s.logger.Warn("active expiry failed", "err", err)
+			}
+			s.stats.expiredKeys.Add(int64(n))
+		}
+		s.gate.RUnlock()
+	}
+}
+
+// clientByID returns the connected client with id, or nil.
+func (s *Server) clientByID(id int64) *client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[id]
+}
+
+// clientList returns the connected clients in id order.
+func (s *Server) clientList() []*client {
+	s.mu.Lock()
+	out := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c)
+	}
+	s.mu.Unlock()
+	sortClients(out)
+	return out
+}
+
+func sortClients(cs []*client) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].id < cs[j-1].id; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// guardListener puts a guardConn between each socket and redcon's reader.
+type guardListener struct{ net.Listener }
+
+func (l guardListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &guardConn{Conn: nc}, nil
+}
+
+// connFD returns the socket's file descriptor, for CLIENT LIST.
+func connFD(nc net.Conn) int {
+	if g, ok := nc.(*guardConn); ok {
+		nc = g.Conn
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
+// lower returns b in lower case as a string.
+func lower(b []byte) string {
+	for _, ch := range b {
+		if ch >= 'A' && ch <= 'Z' {
+			return strings.ToLower(string(b))
+		}
+	}
+	return string(b)
+}
+
+// expireBatch bounds the keys one active-expiry round deletes.
+const expireBatch = 1000

@@ -270,7 +270,13 @@ func (tx *Tx) Append(db int, key, value []byte) (int64, error) {
 	}
 	body := make([]byte, 0, len(cur)+len(value))
 	body = append(append(body, cur...), value...)
-	if err := tx.putUpdated(db, key, &m, ok, hintRaw, body); err != nil {
+	// Redis stores APPEND to a missing key as SET would; growing an
+	// existing string makes it raw.
+	hint := hintRaw
+	if !ok {
+		hint = hintByValue
+	}
+	if err := tx.putUpdated(db, key, &m, ok, hint, body); err != nil {
 		return 0, err
 	}
 	return int64(len(body)), nil

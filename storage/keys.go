@@ -3,6 +3,8 @@ package storage
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // Key layout
@@ -13,25 +15,42 @@ import (
 // stream "a" is never a prefix of stream "ab".
 //
 //	store record   | 0x01 | name ...                                        |  value: record-specific
+//	  key counts   | 0x01 | "keys" | db:u16                                 |  value: keys:u64 | expires:u64
+//	  key index    | 0x01 | "scan-index"                                    |  value: "1": counts and scan index cover every key
 //	metadata       | 0x10 | db:u16 | klen:u32 | key |                        |  value: Meta (meta.go)
 //	data           | 0x11 | db:u16 | klen:u32 | key | version:u64 | kind:u8 | ... (below)
 //	  entry        |                      ... kind=0x01 | ms:u64 | seq:u64  |  value: entry fields (values.go)
 //	  node         |                      ... kind=0x02 | ms:u64 | seq:u64  |  value: stream node model (master ID)
-//	  group        |                      ... kind=0x03 | glen:u32 | group  |  reserved: consumer groups
-//	  consumer     |                      ... kind=0x04 | glen | group | clen:u32 | consumer
-//	  pel by id    |                      ... kind=0x05 | glen | group | ms | seq
-//	  pel by owner |                      ... kind=0x06 | glen | group | clen | consumer | ms | seq
+//	  group        |                      ... kind=0x03 | glen:u32 | group  |  value: group record (stream/group_store.go)
+//	  consumer     |                      ... kind=0x04 | glen | group | clen:u32 | consumer  |  value: consumer record
+//	  pel by id    |                      ... kind=0x05 | glen | group | ms:u64 | seq:u64     |  value: owner, delivery time and count
+//	  pel by owner |                      ... kind=0x06 | glen | group | clen | consumer | ms | seq  |  value: empty (index)
 //	  seq index    |                      ... kind=0x07 | n:u64             |  reserved: Nth entry ever added → ID
 //	  subject idx  |                      ... kind=0x08 | slen:u32 | subject | n:u64
 //	garbage        | 0x20 | version:u64 |                                   |  value: db:u16 | klen:u32 | key
 //	expiry index   | 0x21 | at:u64 (unix ms) | db:u16 | klen:u32 | key      |  value: empty
+//	scan index     | 0x22 | db:u16 | h:u64 | klen:u32 | key                 |  value: empty; h = ScanHash(key)
 //	repl log       | 0x30 | offset:u64 |                                    |  reserved: replication log
+//
+// A consumer group's records all sit under the stream's version, so DEL,
+// overwrite and RENAME carry or drop them with the entries; one group's
+// consumers, PEL and per-owner PEL are each one contiguous range
+// (ConsumerBounds, PELBounds, PELConsumerBounds), which XGROUP DESTROY
+// drops with range deletions. The PEL is indexed twice so that one
+// consumer's pending entries are found without scanning the group's.
 //
 // The version is unique per incarnation of a Redis key: DEL, FLUSHDB,
 // overwrite and RENAME give the name a new version (or none), so readers,
 // who always go through the metadata record, never see the old data. The
 // old data range is recorded under "garbage" in the same batch and dropped
 // later with one range deletion.
+//
+// The scan index holds one record per metadata record, ordered by h =
+// ScanHash(key): SCAN's cursor is a position in that order. The key
+// counts hold, per database, how many metadata records there are and how
+// many of them carry an expiry (DBSIZE and INFO keyspace). The stream
+// engine keeps both exact in the batch that writes the metadata. No other
+// store record name may start with "keys".
 //
 // Tag and kind bytes are on-disk format: they are never renumbered or
 // reused. keys_test.go freezes them with golden bytes.
@@ -41,6 +60,7 @@ const (
 	tagData    byte = 0x11
 	tagGarbage byte = 0x20
 	tagExpiry  byte = 0x21
+	tagScan    byte = 0x22
 	tagReplLog byte = 0x30
 )
 
@@ -66,6 +86,8 @@ var ErrBadKey = errors.New("storage: malformed key")
 var (
 	recordFormat      = []byte("format")
 	recordVersionHigh = []byte("version-high")
+	recordKeyCounts   = []byte("keys")
+	recordKeyIndex    = []byte("scan-index")
 )
 
 func appendName(dst, name []byte) []byte {
@@ -105,6 +127,11 @@ func MetaPrefix(db int) (lower, upper []byte) {
 	return lower, binary.BigEndian.AppendUint16([]byte{tagMeta}, uint16(db+1))
 }
 
+// AllMeta returns bounds covering the metadata records of every database.
+func AllMeta() (lower, upper []byte) {
+	return []byte{tagMeta}, []byte{tagMeta + 1}
+}
+
 // DataPrefixDB returns the bounds [lower, upper) of every data record of one
 // database (all keys, all versions).
 func DataPrefixDB(db int) (lower, upper []byte) {
@@ -112,10 +139,10 @@ func DataPrefixDB(db int) (lower, upper []byte) {
 	return lower, binary.BigEndian.AppendUint16([]byte{tagData}, uint16(db+1))
 }
 
-// AllKeyspace returns bounds covering the metadata, data, garbage and expiry
-// records of every database: what FLUSHALL removes.
+// AllKeyspace returns bounds covering the metadata, data, garbage, expiry
+// and scan index records of every database: what FLUSHALL removes.
 func AllKeyspace() (lower, upper []byte) {
-	return []byte{tagMeta}, []byte{tagExpiry + 1}
+	return []byte{tagMeta}, []byte{tagScan + 1}
 }
 
 // AppendVersionPrefix appends the prefix shared by every data record of one
@@ -229,4 +256,215 @@ func DecodeExpiryKey(k []byte) (at int64, db int, key []byte, err error) {
 		return 0, 0, nil, ErrBadKey
 	}
 	return at, db, k[15:], nil
+}
+
+// ScanHash returns the position of key in the scan index: the top 63
+// bits of its xxHash64 (so the value fits a signed 64-bit integer, as
+// some clients read SCAN cursors), with 1 in place of 0 (cursor 0 is
+// SCAN's start and end). It is on-disk format: never changed.
+func ScanHash(key []byte) uint64 {
+	return max(xxhash.Sum64(key)>>1, 1)
+}
+
+// AppendScanKey appends the scan index key of Redis key `key` in database
+// db, whose ScanHash is h.
+func AppendScanKey(dst []byte, db int, h uint64, key []byte) []byte {
+	dst = append(dst, tagScan)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(db))
+	dst = binary.BigEndian.AppendUint64(dst, h)
+	return appendName(dst, key)
+}
+
+// DecodeScanKey parses a scan index key. The returned key aliases k.
+func DecodeScanKey(k []byte) (db int, h uint64, key []byte, err error) {
+	if len(k) < 15 || k[0] != tagScan {
+		return 0, 0, nil, ErrBadKey
+	}
+	db = int(binary.BigEndian.Uint16(k[1:]))
+	h = binary.BigEndian.Uint64(k[3:])
+	n := binary.BigEndian.Uint32(k[11:])
+	if uint64(len(k)-15) != uint64(n) {
+		return 0, 0, nil, ErrBadKey
+	}
+	return db, h, k[15:], nil
+}
+
+// ScanBounds returns [lower, upper) covering the scan index entries of db
+// whose hash is at least h (every entry of db when h is 0).
+func ScanBounds(db int, h uint64) (lower, upper []byte) {
+	lower = binary.BigEndian.AppendUint16([]byte{tagScan}, uint16(db))
+	lower = binary.BigEndian.AppendUint64(lower, h)
+	return lower, binary.BigEndian.AppendUint16([]byte{tagScan}, uint16(db+1))
+}
+
+// KeyCountsKey returns the store record key of database db's key counts.
+func KeyCountsKey(db int) []byte {
+	return binary.BigEndian.AppendUint16(storeKey(recordKeyCounts), uint16(db))
+}
+
+// KeyCountsBounds returns [lower, upper) covering the key counts of every
+// database.
+func KeyCountsBounds() (lower, upper []byte) {
+	lower = storeKey(recordKeyCounts)
+	upper = storeKey(recordKeyCounts)
+	upper[len(upper)-1]++ // "keyt": past every "keys" + db
+	return lower, upper
+}
+
+// DecodeKeyCountsKey returns the database of a key counts record key.
+func DecodeKeyCountsKey(k []byte) (db int, err error) {
+	n := 1 + len(recordKeyCounts)
+	if len(k) != n+2 || k[0] != tagStore || string(k[1:n]) != string(recordKeyCounts) {
+		return 0, ErrBadKey
+	}
+	return int(binary.BigEndian.Uint16(k[n:])), nil
+}
+
+// AppendKeyCounts appends the value of a key counts record.
+func AppendKeyCounts(dst []byte, keys, expires uint64) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, keys)
+	return binary.BigEndian.AppendUint64(dst, expires)
+}
+
+// DecodeKeyCounts parses the value of a key counts record.
+func DecodeKeyCounts(v []byte) (keys, expires uint64, err error) {
+	if len(v) != 16 {
+		return 0, 0, ErrCorrupt
+	}
+	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
+}
+
+// KeyIndexKey returns the key of the store record saying that the key
+// counts and the scan index cover every key. A store written before they
+// existed lacks it, and the engine builds both once.
+func KeyIndexKey() []byte { return storeKey(recordKeyIndex) }
+
+// appendGroupPrefix appends the prefix of the records of kind of one
+// consumer group.
+func appendGroupPrefix(dst []byte, db int, key []byte, version uint64, kind Kind, group []byte) []byte {
+	dst = AppendVersionPrefix(dst, db, key, version)
+	dst = append(dst, byte(kind))
+	return appendName(dst, group)
+}
+
+// prefixEnd returns the smallest key greater than every key starting with
+// p. Data prefixes start with a tag below 0xff, so it always exists.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// AppendGroupKey appends the key of the record of consumer group `group`.
+func AppendGroupKey(dst []byte, db int, key []byte, version uint64, group []byte) []byte {
+	return appendGroupPrefix(dst, db, key, version, KindGroup, group)
+}
+
+// AppendConsumerKey appends the key of the record of one consumer of a
+// group.
+func AppendConsumerKey(dst []byte, db int, key []byte, version uint64, group, consumer []byte) []byte {
+	dst = appendGroupPrefix(dst, db, key, version, KindConsumer, group)
+	return appendName(dst, consumer)
+}
+
+// ConsumerBounds returns [lower, upper) covering the consumer records of
+// one group.
+func ConsumerBounds(db int, key []byte, version uint64, group []byte) (lower, upper []byte) {
+	lower = appendGroupPrefix(nil, db, key, version, KindConsumer, group)
+	return lower, prefixEnd(lower)
+}
+
+// AppendPELKey appends the key of the group's pending entry ms-seq.
+func AppendPELKey(dst []byte, db int, key []byte, version uint64, group []byte, ms, seq uint64) []byte {
+	dst = appendGroupPrefix(dst, db, key, version, KindPELByID, group)
+	dst = binary.BigEndian.AppendUint64(dst, ms)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// PELBounds returns [lower, upper) covering the group's PEL by ID.
+func PELBounds(db int, key []byte, version uint64, group []byte) (lower, upper []byte) {
+	lower = appendGroupPrefix(nil, db, key, version, KindPELByID, group)
+	return lower, prefixEnd(lower)
+}
+
+// AppendPELConsumerKey appends the key of pending entry ms-seq in the
+// per-owner index of a group.
+func AppendPELConsumerKey(dst []byte, db int, key []byte, version uint64, group, consumer []byte, ms, seq uint64) []byte {
+	dst = appendGroupPrefix(dst, db, key, version, KindPELByConsumer, group)
+	dst = appendName(dst, consumer)
+	dst = binary.BigEndian.AppendUint64(dst, ms)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// PELConsumerBounds returns [lower, upper) covering the pending entries of
+// one consumer in the per-owner index.
+func PELConsumerBounds(db int, key []byte, version uint64, group, consumer []byte) (lower, upper []byte) {
+	lower = appendGroupPrefix(nil, db, key, version, KindPELByConsumer, group)
+	lower = appendName(lower, consumer)
+	return lower, prefixEnd(lower)
+}
+
+// PELOwnersBounds returns [lower, upper) covering the whole per-owner
+// index of a group.
+func PELOwnersBounds(db int, key []byte, version uint64, group []byte) (lower, upper []byte) {
+	lower = appendGroupPrefix(nil, db, key, version, KindPELByConsumer, group)
+	return lower, prefixEnd(lower)
+}
+
+// dataSuffix returns what follows the kind byte of a data key.
+func dataSuffix(k []byte, kind Kind) ([]byte, error) {
+	if len(k) < 7 || k[0] != tagData {
+		return nil, ErrBadKey
+	}
+	n := uint64(binary.BigEndian.Uint32(k[3:]))
+	if uint64(len(k)) < 7+n+9 || Kind(k[7+n+8]) != kind {
+		return nil, ErrBadKey
+	}
+	return k[7+n+9:], nil
+}
+
+func readName(b []byte) (name, rest []byte, err error) {
+	if len(b) < 4 {
+		return nil, nil, ErrBadKey
+	}
+	n := uint64(binary.BigEndian.Uint32(b))
+	if uint64(len(b)-4) < n {
+		return nil, nil, ErrBadKey
+	}
+	return b[4 : 4+n], b[4+n:], nil
+}
+
+// DecodeGroupKey returns the group name of a group key; it aliases k.
+func DecodeGroupKey(k []byte) ([]byte, error) {
+	b, err := dataSuffix(k, KindGroup)
+	if err != nil {
+		return nil, err
+	}
+	group, rest, err := readName(b)
+	if err != nil || len(rest) != 0 {
+		return nil, ErrBadKey
+	}
+	return group, nil
+}
+
+// DecodeConsumerKey returns the group and consumer names of a consumer
+// key; they alias k.
+func DecodeConsumerKey(k []byte) (group, consumer []byte, err error) {
+	b, err := dataSuffix(k, KindConsumer)
+	if err != nil {
+		return nil, nil, err
+	}
+	if group, b, err = readName(b); err != nil {
+		return nil, nil, err
+	}
+	consumer, rest, err := readName(b)
+	if err != nil || len(rest) != 0 {
+		return nil, nil, ErrBadKey
+	}
+	return group, consumer, nil
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"flag"
 	"os"
@@ -28,6 +29,15 @@ func TestKeyLayoutGolden(t *testing.T) {
 		{"store-format", storeKey(recordFormat)},
 		{"meta-value", AppendMeta(nil, &Meta{Type: TypeStream, Version: 300, ExpireAt: 5, Body: []byte{1, 2}})},
 		{"entry-value", AppendEntryValue(nil, [][]byte{[]byte("f"), []byte(""), []byte("\x00"), []byte("v")})},
+		{"scan", AppendScanKey(nil, 3, ScanHash([]byte("orders")), []byte("orders"))},
+		{"scan-hash-empty", binary.BigEndian.AppendUint64(nil, ScanHash(nil))},
+		{"store-key-counts", KeyCountsKey(3)},
+		{"key-counts-value", AppendKeyCounts(nil, 1000, 7)},
+		{"store-key-index", KeyIndexKey()},
+		{"group", AppendGroupKey(nil, 3, []byte("orders"), 7, []byte("billing"))},
+		{"consumer", AppendConsumerKey(nil, 3, []byte("orders"), 7, []byte("billing"), []byte("w1"))},
+		{"pel-by-id", AppendPELKey(nil, 3, []byte("orders"), 7, []byte("billing"), 1700000000000, 2)},
+		{"pel-by-owner", AppendPELConsumerKey(nil, 3, []byte("orders"), 7, []byte("billing"), []byte("w1"), 1700000000000, 2)},
 	}
 	var b strings.Builder
 	for _, c := range cases {
@@ -126,4 +136,100 @@ func FuzzEntryValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestScanAndCountKeys(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("a"), []byte("session:1"), bytes.Repeat([]byte{0xff}, 300)} {
+		h := ScanHash(key)
+		if h == 0 || h>>63 != 0 {
+			t.Fatalf("ScanHash(%q) = %#x: must be in [1, 2^63)", key, h)
+		}
+		k := AppendScanKey(nil, 7, h, key)
+		db, gh, gk, err := DecodeScanKey(k)
+		if err != nil || db != 7 || gh != h || !bytes.Equal(gk, key) {
+			t.Fatalf("scan key of %q: %d %#x %q %v", key, db, gh, gk, err)
+		}
+		// Bounds from h cover the key; bounds from h+1 do not, and
+		// neither do another database's.
+		if lo, hi := ScanBounds(7, h); bytes.Compare(lo, k) > 0 || bytes.Compare(k, hi) >= 0 {
+			t.Fatalf("ScanBounds(7, h) misses %q", key)
+		}
+		if lo, _ := ScanBounds(7, h+1); bytes.Compare(lo, k) <= 0 {
+			t.Fatalf("ScanBounds(7, h+1) covers %q", key)
+		}
+		if lo, hi := ScanBounds(6, 0); bytes.Compare(k, hi) < 0 && bytes.Compare(lo, k) <= 0 {
+			t.Fatalf("database 6 covers a key of 7")
+		}
+		if lo, hi := AllKeyspace(); bytes.Compare(lo, k) > 0 || bytes.Compare(k, hi) >= 0 {
+			t.Fatalf("AllKeyspace misses the scan index")
+		}
+	}
+	if _, _, _, err := DecodeScanKey(AppendMetaKey(nil, 0, []byte("x"))); err == nil {
+		t.Fatal("decoded a metadata key as a scan key")
+	}
+
+	lo, hi := KeyCountsBounds()
+	for _, db := range []int{0, 1, 15, 65535} {
+		k := KeyCountsKey(db)
+		if got, err := DecodeKeyCountsKey(k); err != nil || got != db {
+			t.Fatalf("counts key of db %d: %d %v", db, got, err)
+		}
+		if bytes.Compare(lo, k) > 0 || bytes.Compare(k, hi) >= 0 {
+			t.Fatalf("KeyCountsBounds misses db %d", db)
+		}
+	}
+	for _, other := range [][]byte{storeKey(recordFormat), storeKey(recordVersionHigh), KeyIndexKey()} {
+		if bytes.Compare(lo, other) <= 0 && bytes.Compare(other, hi) < 0 {
+			t.Fatalf("KeyCountsBounds covers store record %q", other)
+		}
+	}
+	if keys, exp, err := DecodeKeyCounts(AppendKeyCounts(nil, 1<<40, 3)); err != nil || keys != 1<<40 || exp != 3 {
+		t.Fatalf("counts value: %d %d %v", keys, exp, err)
+	}
+	if _, _, err := DecodeKeyCounts([]byte{1}); err == nil {
+		t.Fatal("decoded a short counts value")
+	}
+}
+
+// Group records: names round-trip, and one group's (or consumer's) range
+// holds its records and none of a group whose name extends it.
+func TestGroupKeys(t *testing.T) {
+	for _, names := range [][2]string{{"g", "c"}, {"", ""}, {"a\x00b", "\xff\xff"}} {
+		grp, con := []byte(names[0]), []byte(names[1])
+		gn, err := DecodeGroupKey(AppendGroupKey(nil, 1, []byte("s"), 9, grp))
+		if err != nil || !bytes.Equal(gn, grp) {
+			t.Fatalf("group %q: %q %v", grp, gn, err)
+		}
+		g2, cn, err := DecodeConsumerKey(AppendConsumerKey(nil, 1, []byte("s"), 9, grp, con))
+		if err != nil || !bytes.Equal(g2, grp) || !bytes.Equal(cn, con) {
+			t.Fatalf("consumer %q/%q: %q/%q %v", grp, con, g2, cn, err)
+		}
+		longer := append(append([]byte(nil), grp...), 'x')
+		in := func(lo, hi, k []byte) bool { return bytes.Compare(lo, k) <= 0 && bytes.Compare(k, hi) < 0 }
+		lo, hi := ConsumerBounds(1, []byte("s"), 9, grp)
+		if !in(lo, hi, AppendConsumerKey(nil, 1, []byte("s"), 9, grp, con)) || in(lo, hi, AppendConsumerKey(nil, 1, []byte("s"), 9, longer, con)) {
+			t.Fatalf("ConsumerBounds of %q", grp)
+		}
+		lo, hi = PELBounds(1, []byte("s"), 9, grp)
+		if !in(lo, hi, AppendPELKey(nil, 1, []byte("s"), 9, grp, ^uint64(0), ^uint64(0))) || in(lo, hi, AppendPELKey(nil, 1, []byte("s"), 9, longer, 0, 0)) {
+			t.Fatalf("PELBounds of %q", grp)
+		}
+		lo, hi = PELConsumerBounds(1, []byte("s"), 9, grp, con)
+		k := AppendPELConsumerKey(nil, 1, []byte("s"), 9, grp, con, 5, 6)
+		if !in(lo, hi, k) || in(lo, hi, AppendPELConsumerKey(nil, 1, []byte("s"), 9, grp, append(con, 0), 0, 0)) {
+			t.Fatalf("PELConsumerBounds of %q/%q", grp, con)
+		}
+		if lo, hi := PELOwnersBounds(1, []byte("s"), 9, grp); !in(lo, hi, k) {
+			t.Fatalf("PELOwnersBounds of %q", grp)
+		}
+		if ms, seq, err := DecodeIDSuffix(k); err != nil || ms != 5 || seq != 6 {
+			t.Fatalf("pel id: %d %d %v", ms, seq, err)
+		}
+		if lo, hi := VersionBounds(1, []byte("s"), 9); !in(lo, hi, k) {
+			t.Fatalf("version bounds miss the PEL")
+		}
+	}
+	if _, err := DecodeGroupKey(AppendConsumerKey(nil, 0, []byte("s"), 1, []byte("g"), []byte("c"))); err == nil {
+		t.Fatal("decoded a consumer key as a group key")
+	}
 }

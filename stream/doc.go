@@ -1,5 +1,5 @@
 // Package stream is Eddy's keyspace engine: Redis streams (IDs, entries,
-// trimming, and later consumer groups) and the keyspace around them
+// trimming, consumer groups) and the keyspace around them
 // (strings, expiry, DEL/RENAME/SCAN), stored through package storage. It
 // knows nothing of RESP: the server parses commands into the argument
 // types here and maps the sentinel errors here to Redis's texts.
@@ -15,6 +15,10 @@
 //   - A stream's metadata (length, last ID, entries added, node count) is
 //     written in the same batch as the entries it counts, so it never
 //     drifts.
+//   - Metadata records are written only by putMeta and deleted only by
+//     dropKey (or wholesale by FlushDB/FlushAll), which keep the expiry
+//     index, the scan index and the key counts exact in the same batch
+//     (keyindex.go).
 //   - The node model (node.go) mirrors Redis's listpack nodes exactly, so
 //     "~" trimming removes the same entries and XINFO reports the same
 //     radix-tree figures as Redis 7.0.

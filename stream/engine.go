@@ -33,6 +33,10 @@ type Options struct {
 	// wall clock.
 	Now    func() int64
 	Logger *slog.Logger
+
+	// scanHash replaces storage.ScanHash, so that tests can make keys
+	// collide. It orders the scan index on disk: never set outside tests.
+	scanHash func(key []byte) uint64
 }
 
 // ChangeKind says how a key was changed.
@@ -49,6 +53,11 @@ const (
 	// Flushed: every key of DB was removed (Key is nil); with AllDBs, of
 	// every database.
 	Flushed
+	// GroupDestroyed: a consumer group of the stream was destroyed.
+	// Clients blocked in XREADGROUP on the key must wake and re-check
+	// (they get NOGROUP); it is not a modification of the key, so WATCH
+	// ignores it (Redis signals the key ready, not modified).
+	GroupDestroyed
 )
 
 // Change is one key touched by a committed write.
@@ -71,6 +80,9 @@ type Engine struct {
 	mu          sync.RWMutex // writers hold it exclusively while building and applying a batch
 	nextVersion uint64       // guarded by mu (write)
 	highVersion uint64       // guarded by mu (write): persisted bound; every version used is below it
+	// counts holds, per database, the committed metadata records and how
+	// many carry an expiry: DBSIZE and INFO keyspace (keyindex.go).
+	counts map[int]keyCounts // guarded by mu (written with mu held exclusively)
 }
 
 // Open returns an Engine over db.
@@ -84,11 +96,17 @@ func Open(db *storage.DB, opts Options) (*Engine, error) {
 	if opts.Now == nil {
 		opts.Now = func() int64 { return time.Now().UnixMilli() }
 	}
+	if opts.scanHash == nil {
+		opts.scanHash = storage.ScanHash
+	}
 	high, err := db.HighVersion()
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{db: db, opts: opts, nextVersion: max(high, 1), highVersion: high}
+	if err := e.loadKeyIndex(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -108,6 +126,7 @@ type Tx struct {
 	now     int64
 	changes []Change
 	buf     []byte
+	deltas  map[int]keyCounts // changes to Engine.counts, made there once the batch is applied
 }
 
 // View runs fn with a read-only transaction.
@@ -125,7 +144,11 @@ func (e *Engine) Update(fn func(tx *Tx) error) error {
 	e.mu.Lock()
 	b := e.db.NewBatch()
 	tx := &Tx{e: e, r: b, b: b, now: e.opts.Now()}
-	if err := fn(tx); err != nil {
+	err := fn(tx)
+	if err == nil {
+		err = tx.writeCounts()
+	}
+	if err != nil {
 		e.mu.Unlock()
 		b.Close()
 		return err
@@ -135,7 +158,10 @@ func (e *Engine) Update(fn func(tx *Tx) error) error {
 		b.Close()
 		return nil
 	}
-	err := b.Apply()
+	err = b.Apply()
+	if err == nil {
+		tx.applyCounts()
+	}
 	e.mu.Unlock()
 	b.Close()
 	if err != nil {
@@ -200,11 +226,20 @@ func (tx *Tx) lookup(db int, key []byte) (storage.Meta, bool, error) {
 	return m, true, nil
 }
 
-// putMeta writes key's metadata record, keeping the expiry index in step
-// with old (the record being replaced, nil if none).
+// putMeta writes key's metadata record, keeping the expiry index, the
+// scan index and the key counts in step with old (the record being
+// replaced, nil if the key is being created).
 func (tx *Tx) putMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) error {
 	if tx.b == nil {
 		return ErrReadOnlyTx
+	}
+	if old == nil {
+		if err := tx.b.Set(tx.scanKey(db, key), nil); err != nil {
+			return err
+		}
+		tx.count(db, 1, hasTTL(m))
+	} else {
+		tx.count(db, 0, hasTTL(m)-hasTTL(old))
 	}
 	if old != nil && old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
 		if err := tx.b.Delete(storage.AppendExpiryKey(nil, old.ExpireAt, db, key)); err != nil {
@@ -219,12 +254,17 @@ func (tx *Tx) putMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) er
 	return tx.b.Set(storage.AppendMetaKey(nil, db, key), storage.AppendMeta(nil, m))
 }
 
-// dropKey removes key: its metadata and expiry index now, its data (if
-// any) later through a garbage record.
+// dropKey removes key: its metadata, expiry and scan index entries and
+// its place in the key counts now, its data (if any) later through a
+// garbage record.
 func (tx *Tx) dropKey(db int, key []byte, m *storage.Meta) error {
 	if tx.b == nil {
 		return ErrReadOnlyTx
 	}
+	if err := tx.b.Delete(tx.scanKey(db, key)); err != nil {
+		return err
+	}
+	tx.count(db, -1, -hasTTL(m))
 	if m.ExpireAt != 0 {
 		if err := tx.b.Delete(storage.AppendExpiryKey(nil, m.ExpireAt, db, key)); err != nil {
 			return err

@@ -68,7 +68,10 @@ func (tx *Tx) XInfo(db int, key []byte, full bool, count int64) (*Info, error) {
 		if count <= 0 {
 			count = -1
 		}
-		in.Entries, err = tx.scanEntries(s, ID{}, MaxID, count, false)
+		if in.Entries, err = tx.scanEntries(s, ID{}, MaxID, count, false); err != nil {
+			return nil, err
+		}
+		in.GroupDetails, err = tx.groupsFull(s, count)
 		return in, err
 	}
 	if s.sm.Length > 0 {

@@ -1,7 +1,9 @@
 package stream
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/eddy-streams/eddy/storage"
@@ -126,11 +128,12 @@ func (tx *Tx) copyData(db int, src []byte, srcVersion uint64, dst []byte, dstVer
 	return it.Close()
 }
 
-// FlushDB removes every key of db: two range deletions for its metadata
-// and data, plus its entries in the expiry index, which is ordered by time
-// and so has to be walked (it holds only keys with a TTL). Garbage
-// records of db's dropped streams stay; collecting them later deletes
-// ranges that are already empty.
+// FlushDB removes every key of db: three range deletions for its
+// metadata, data and scan index, plus its entries in the expiry index,
+// which is ordered by time and so has to be walked (it holds only keys
+// with a TTL); its key counts go to zero. Garbage records of db's dropped
+// streams stay; collecting them later deletes ranges that are already
+// empty.
 func (tx *Tx) FlushDB(db int) error {
 	if tx.b == nil {
 		return ErrReadOnlyTx
@@ -143,6 +146,11 @@ func (tx *Tx) FlushDB(db int) error {
 	if err := tx.b.DeleteRange(lo, hi); err != nil {
 		return err
 	}
+	lo, hi = storage.ScanBounds(db, 0)
+	if err := tx.b.DeleteRange(lo, hi); err != nil {
+		return err
+	}
+	tx.resetCounts(db)
 	// Deleting under the iterator is safe: a batch iterator sees the
 	// batch as it was when the iterator was created.
 	lo, hi = storage.ExpiryBounds(math.MaxInt64) // every entry
@@ -170,7 +178,8 @@ func (tx *Tx) FlushDB(db int) error {
 	return nil
 }
 
-// FlushAll removes every key of every database with one range deletion.
+// FlushAll removes every key of every database with one range deletion
+// and sets every database's key counts to zero.
 func (tx *Tx) FlushAll() error {
 	if tx.b == nil {
 		return ErrReadOnlyTx
@@ -179,23 +188,26 @@ func (tx *Tx) FlushAll() error {
 	if err := tx.b.DeleteRange(lo, hi); err != nil {
 		return err
 	}
+	dbs := slices.Collect(maps.Keys(tx.e.counts))
+	for db := range tx.deltas {
+		dbs = append(dbs, db)
+	}
+	for _, db := range dbs {
+		tx.resetCounts(db) // a second reset of the same db adds nothing
+	}
 	tx.changes = append(tx.changes, Change{Kind: Flushed, AllDBs: true})
 	return nil
 }
 
 // eachKey calls fn with every live (unexpired) key of db in storage order
 // and its metadata. key aliases the iterator: fn must copy it to keep it.
-func (tx *Tx) eachKey(db int, seek []byte, fn func(key []byte, m *storage.Meta) (more bool, err error)) error {
+func (tx *Tx) eachKey(db int, fn func(key []byte, m *storage.Meta) (more bool, err error)) error {
 	lo, hi := storage.MetaPrefix(db)
 	it, err := tx.r.NewIter(lo, hi)
 	if err != nil {
 		return err
 	}
-	ok := it.First()
-	if seek != nil {
-		ok = it.SeekGE(seek)
-	}
-	for ; ok; ok = it.Next() {
+	for ok := it.First(); ok; ok = it.Next() {
 		_, key, err := storage.DecodeMetaKey(it.Key())
 		if err != nil {
 			it.Close()
@@ -218,25 +230,18 @@ func (tx *Tx) eachKey(db int, seek []byte, fn func(key []byte, m *storage.Meta) 
 	return it.Close()
 }
 
-// DBSize counts the live keys of db. It walks the metadata records:
-// Pebble keeps no count, and a count kept by the engine would have to be
-// made crash-safe for little gain.
+// DBSize returns the number of keys in db, from the key counts
+// (keyindex.go). Like Redis's, it includes keys whose TTL has passed but
+// that have not been reclaimed yet.
 func (tx *Tx) DBSize(db int) (int64, error) {
-	n, _, err := tx.KeyspaceStats(db)
-	return n, err
+	return tx.keyCounts(db).keys, nil
 }
 
-// KeyspaceStats returns the live keys of db and how many of them have a
-// TTL, for INFO keyspace.
+// KeyspaceStats returns the keys of db and how many of them have a TTL,
+// for INFO keyspace, counted as DBSize counts.
 func (tx *Tx) KeyspaceStats(db int) (keys, expires int64, err error) {
-	err = tx.eachKey(db, nil, func(_ []byte, m *storage.Meta) (bool, error) {
-		keys++
-		if m.ExpireAt != 0 {
-			expires++
-		}
-		return true, nil
-	})
-	return keys, expires, err
+	c := tx.keyCounts(db)
+	return c.keys, c.expires, nil
 }
 
 // Keys returns the live keys of db matching the glob pattern, in storage
@@ -244,7 +249,7 @@ func (tx *Tx) KeyspaceStats(db int) (keys, expires int64, err error) {
 func (tx *Tx) Keys(db int, pattern []byte) ([][]byte, error) {
 	all := len(pattern) == 1 && pattern[0] == '*'
 	var out [][]byte
-	err := tx.eachKey(db, nil, func(key []byte, _ *storage.Meta) (bool, error) {
+	err := tx.eachKey(db, func(key []byte, _ *storage.Meta) (bool, error) {
 		if all || globMatch(pattern, key) {
 			out = append(out, append([]byte(nil), key...))
 		}

@@ -72,6 +72,9 @@ type streamRef struct {
 	key  []byte
 	meta storage.Meta
 	sm   streamMeta
+	// unsaved: made by createStream and not saved yet, so save creates
+	// the key (putMeta with no old record).
+	unsaved bool
 }
 
 // loadStream returns the stream at key; ok is false if the key does not
@@ -99,9 +102,10 @@ func (tx *Tx) createStream(db int, key []byte) (*streamRef, error) {
 		return nil, err
 	}
 	return &streamRef{
-		db:   db,
-		key:  append([]byte(nil), key...),
-		meta: storage.Meta{Type: storage.TypeStream, Version: v},
+		db:      db,
+		key:     append([]byte(nil), key...),
+		meta:    storage.Meta{Type: storage.TypeStream, Version: v},
+		unsaved: true,
 	}, nil
 }
 
@@ -109,7 +113,11 @@ func (tx *Tx) createStream(db int, key []byte) (*streamRef, error) {
 func (tx *Tx) save(s *streamRef) error {
 	m := s.meta
 	m.Body = s.sm.appendBinary(nil)
-	return tx.putMeta(s.db, s.key, &m, &s.meta)
+	old := &s.meta
+	if s.unsaved {
+		old, s.unsaved = nil, false
+	}
+	return tx.putMeta(s.db, s.key, &m, old)
 }
 
 func (s *streamRef) entryKey(id ID) []byte {

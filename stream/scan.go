@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"encoding/binary"
 	"strings"
 
 	"github.com/eddy-streams/eddy/storage"
@@ -9,107 +8,75 @@ import (
 
 // SCAN cursors
 //
-// Redis's cursor is a position in its hash table; Eddy's keys sit in
-// Pebble in storage order (by name length, then bytes), so the cursor is
-// a position in that order, derived from the key where the next call
-// resumes and nothing else. A stateless cursor survives restarts and
-// failover, costs no memory and cannot be evicted, unlike a table of
-// cursor id → last key (which would also need state on the Engine).
+// Redis's cursor is a position in its hash table. Eddy's is a position in
+// the scan index (storage/keys.go), which holds every key of a database
+// ordered by a 63-bit hash of its name: cursor c means "resume at the
+// first key whose hash is >= c". Cursor 0 starts an iteration, and a
+// reply's cursor is 0 when nothing is left; no key hashes to 0. The top
+// bit is always clear, so clients that read the cursor as a signed
+// 64-bit integer work too. The cursor depends on nothing but the hash,
+// so it survives restarts and failover and costs no memory on the
+// server.
 //
-// 64 bits cannot name every key exactly, so a cursor names a lower bound:
-//
-//	length 1..126:  | len:u8 | first 7 bytes of the key, zero padded |
-//	length >= 127:  | 127:u8 | len:u32 | first 3 bytes               |
-//
-// The top bit is always clear, so clients that parse the cursor as a
-// signed 64-bit integer work too. The encoding is monotone in storage
-// order, and seekKey(c) is the smallest possible key whose cursor is c.
-// Scan never stops between two keys with the same cursor: after COUNT
-// keys it goes on while the next key encodes like the last one visited,
-// and returns the next key's cursor (never 0: only the empty key encodes
-// to 0, and it sorts first). Hence every key whose cursor is below the
-// one returned, and that existed throughout, has been returned: Redis's
-// guarantee. The price is that keys of one length sharing their first 7
-// bytes come back in one reply, however many there are.
-
-const (
-	cursorLongLen  = 127 // first byte of the cursor of a key of 127 bytes or more
-	cursorShortPre = 7   // key bytes in the cursor of a shorter key
-	cursorLongPre  = 3   // key bytes in the cursor of a longer key
-)
+// A reply stops after about COUNT keys, but never between two keys with
+// the same hash: it returns the hash of the first key it did not visit.
+// Every hash below the returned cursor has therefore been visited, and a
+// key present from the start of an iteration to its end is returned at
+// least once, whatever is added or removed meanwhile: Redis's guarantee.
+// Keys added during an iteration may or may not be returned. Since keys
+// are spread by hash, a reply holds a random sample of the keyspace
+// rather than a run of similar names.
 
 // defaultScanCount is Redis's COUNT default.
 const defaultScanCount = 10
 
-func encodeCursor(key []byte) uint64 {
-	var b [8]byte
-	if len(key) < cursorLongLen {
-		b[0] = byte(len(key))
-		copy(b[1:], key)
-	} else {
-		b[0] = cursorLongLen
-		binary.BigEndian.PutUint32(b[1:], uint32(len(key)))
-		copy(b[5:], key)
-	}
-	return binary.BigEndian.Uint64(b[:])
-}
-
-// seekKey returns the smallest metadata key of db whose cursor is c. Any
-// number is accepted: a cursor Eddy never returned is just a position.
-func seekKey(db int, c uint64) []byte {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], c)
-	n := uint64(b[0])
-	pre := b[1:]
-	if b[0] >= cursorLongLen {
-		n = uint64(binary.BigEndian.Uint32(b[1:]))
-		pre = b[5:]
-	}
-	if uint64(len(pre)) > n {
-		pre = pre[:n]
-	}
-	// The metadata key is | tag | db | klen:u32 | key | (storage/keys.go);
-	// a key of length n that starts with pre sorts no lower than pre
-	// with klen set to n. The cursor tests hold this against the codec.
-	k := storage.AppendMetaKey(nil, db, pre)
-	binary.BigEndian.PutUint32(k[len(k)-len(pre)-4:], uint32(n))
-	return k
-}
-
-// Scan returns the live keys of db from cursor on, visiting about count
-// keys (Redis's default when count <= 0), and the cursor to continue
-// from, 0 when the iteration is complete. Keys not matching the glob
-// match (nil: all) or not of type typ ("": all; compared without case, as
-// Redis does; an unknown type matches nothing) are visited but not
-// returned, so a reply may be empty while the cursor is not 0.
+// Scan returns the keys of db from cursor on, visiting about count keys
+// (Redis's default when count <= 0), and the cursor to continue from, 0
+// when the iteration is complete. Keys not matching the glob match (nil:
+// all) or not of type typ ("": all; compared without case, as Redis does;
+// an unknown type matches nothing) are visited but not returned, so a
+// reply may be empty while the cursor is not 0. Expired keys are skipped
+// and, in a write transaction, deleted, as Redis's SCAN does.
 func (tx *Tx) Scan(db int, cursor uint64, match []byte, count int64, typ string) (next uint64, keys [][]byte, err error) {
 	if count <= 0 {
 		count = defaultScanCount
 	}
 	all := len(match) == 0 || (len(match) == 1 && match[0] == '*')
-	var seek []byte
-	if cursor != 0 {
-		seek = seekKey(db, cursor)
+	lo, hi := storage.ScanBounds(db, cursor)
+	it, err := tx.r.NewIter(lo, hi)
+	if err != nil {
+		return 0, nil, err
 	}
+	// lookup may delete an expired key from the batch the iterator
+	// reads: a batch iterator does not see writes made after it was
+	// created.
 	var visited int64
 	var last uint64
-	err = tx.eachKey(db, seek, func(key []byte, m *storage.Meta) (bool, error) {
-		c := encodeCursor(key)
-		if visited >= count && c != last {
-			next = c
-			return false, nil
+	for ok := it.First(); ok; ok = it.Next() {
+		_, h, key, err := storage.DecodeScanKey(it.Key())
+		if err != nil {
+			it.Close()
+			return 0, nil, err
+		}
+		if visited >= count && h != last {
+			next = h
+			break
 		}
 		visited++
-		last = c
-		if typ != "" && !strings.EqualFold(typ, typeName(m.Type)) {
-			return true, nil
+		last = h
+		m, live, err := tx.lookup(db, key)
+		if err != nil {
+			it.Close()
+			return 0, nil, err
+		}
+		if !live || (typ != "" && !strings.EqualFold(typ, typeName(m.Type))) {
+			continue
 		}
 		if all || globMatch(match, key) {
 			keys = append(keys, append([]byte(nil), key...))
 		}
-		return true, nil
-	})
-	if err != nil {
+	}
+	if err := it.Close(); err != nil {
 		return 0, nil, err
 	}
 	return next, keys, nil

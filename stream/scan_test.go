@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -40,50 +41,139 @@ func randKeys(r *rand.Rand, n int) [][]byte {
 	return out
 }
 
-func TestCursorCodec(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	keys := randKeys(r, 3000)
-	keys = append(keys, []byte{}, []byte{0}, bytes.Repeat([]byte{0xff}, 126), bytes.Repeat([]byte{0}, 127))
-	const db = 3
-	slices.SortFunc(keys, func(a, b []byte) int {
-		return bytes.Compare(storage.AppendMetaKey(nil, db, a), storage.AppendMetaKey(nil, db, b))
+// collide is a scan hash under which many keys share a hash: groups of
+// about a dozen among a few hundred keys.
+func collide(key []byte) uint64 {
+	return 1 + uint64(crc32.ChecksumIEEE(key)%37)
+}
+
+func withHash(h func([]byte) uint64) func(*Options) {
+	return func(o *Options) { o.scanHash = h }
+}
+
+// TestScanSameHashNotSplit: a reply holds every key of each hash it
+// visits, and its cursor is above them all, whatever COUNT says.
+func TestScanSameHashNotSplit(t *testing.T) {
+	for _, count := range []int64{1, 5, 40} {
+		t.Run(fmt.Sprint("count ", count), func(t *testing.T) {
+			k := newKS(t, withHash(collide))
+			r := rand.New(rand.NewPCG(uint64(count), 3))
+			group := map[uint64]map[string]bool{}
+			for _, key := range randKeys(r, 400) {
+				k.set(0, string(key), "v", 0)
+				h := collide(key)
+				if group[h] == nil {
+					group[h] = map[string]bool{}
+				}
+				group[h][string(key)] = true
+			}
+			var cursor uint64
+			seen := map[string]bool{}
+			for calls := 0; ; calls++ {
+				var keys [][]byte
+				prev := cursor
+				k.view(func(tx *Tx) error {
+					var err error
+					cursor, keys, err = tx.Scan(0, cursor, nil, count, "")
+					return err
+				})
+				if cursor != 0 && cursor <= prev {
+					t.Fatalf("cursor went from %d to %d", prev, cursor)
+				}
+				got := map[uint64]int{}
+				for _, key := range keys {
+					h := collide(key)
+					if h < prev || (cursor != 0 && h >= cursor) {
+						t.Fatalf("key %q (hash %d) outside the reply's range [%d, %d)", key, h, prev, cursor)
+					}
+					got[h]++
+					seen[string(key)] = true
+				}
+				for h, n := range got {
+					if n != len(group[h]) {
+						t.Fatalf("reply split hash %d: %d of its %d keys", h, n, len(group[h]))
+					}
+				}
+				if len(keys) < int(count) && cursor != 0 {
+					t.Fatalf("reply of %d keys with COUNT %d", len(keys), count)
+				}
+				if cursor == 0 {
+					break
+				}
+				if calls > 1000 {
+					t.Fatal("SCAN does not terminate")
+				}
+			}
+			if len(seen) != 400 {
+				t.Fatalf("iteration returned %d of 400 keys", len(seen))
+			}
+		})
+	}
+}
+
+// TestScanCursorIsAnyNumber: a cursor Eddy never returned is a position
+// too, and one above every hash ends the iteration.
+func TestScanCursorIsAnyNumber(t *testing.T) {
+	k := newKS(t)
+	for i := range 50 {
+		k.set(0, fmt.Sprint("k", i), "v", 0)
+	}
+	k.view(func(tx *Tx) error {
+		for _, c := range []uint64{1 << 63, 1<<64 - 1} {
+			next, keys, err := tx.Scan(0, c, nil, 10, "")
+			if err != nil || next != 0 || len(keys) != 0 {
+				t.Errorf("SCAN %d: %d %q %v", c, next, keys, err)
+			}
+		}
+		next, keys, err := tx.Scan(0, 1<<62, nil, 1000, "")
+		if err != nil || next != 0 {
+			t.Errorf("SCAN 2^62: %d %v", next, err)
+		}
+		for _, key := range keys {
+			if storage.ScanHash(key) < 1<<62 {
+				t.Errorf("SCAN 2^62 returned %q with hash %d", key, storage.ScanHash(key))
+			}
+		}
+		return nil
 	})
-	for i, k := range keys {
-		c := encodeCursor(k)
-		if c>>63 != 0 {
-			t.Fatalf("cursor %d of %q has the top bit set", c, k)
-		}
-		if (c == 0) != (len(k) == 0) {
-			t.Fatalf("cursor of %q is %d", k, c)
-		}
-		mk := storage.AppendMetaKey(nil, db, k)
-		seek := seekKey(db, c)
-		if bytes.Compare(seek, mk) > 0 {
-			t.Fatalf("seek key %x of %q is past the key %x", seek, k, mk)
-		}
-		if i > 0 {
-			prev := keys[i-1]
-			pc := encodeCursor(prev)
-			if pc > c {
-				t.Fatalf("cursor not monotone: %q → %d, %q → %d", prev, pc, k, c)
-			}
-			// A key with a smaller cursor sorts before the seek key: a
-			// scan resuming there skips nothing that comes after it.
-			if pc < c && bytes.Compare(storage.AppendMetaKey(nil, db, prev), seek) >= 0 {
-				t.Fatalf("%q (cursor %d) sorts at or after the seek key of %q (cursor %d)", prev, pc, k, c)
-			}
-		}
-		if lo, hi := storage.MetaPrefix(db); bytes.Compare(seek, lo) < 0 || bytes.Compare(seek, hi) >= 0 {
-			t.Fatalf("seek key %x outside its database", seek)
-		}
+}
+
+// TestScanReclaimsInWriteTx: like Redis's SCAN, a write transaction's
+// SCAN deletes the expired keys it meets; a read-only one leaves them.
+func TestScanReclaimsInWriteTx(t *testing.T) {
+	k := newKS(t)
+	k.set(0, "live", "v", 0)
+	k.set(0, "dead", "v", ksT0+1)
+	k.now.Store(ksT0 + 1)
+	k.takeChanges()
+	size := func() (n int64) {
+		k.view(func(tx *Tx) error { n, _ = tx.DBSize(0); return nil })
+		return n
 	}
-	// Any number is a valid cursor.
-	for range 1000 {
-		c := r.Uint64()
-		if lo, hi := storage.MetaPrefix(db); bytes.Compare(seekKey(db, c), lo) < 0 || bytes.Compare(seekKey(db, c), hi) >= 0 {
-			t.Fatalf("seek key of cursor %d outside its database", c)
+	k.view(func(tx *Tx) error {
+		_, keys, err := tx.Scan(0, 0, nil, 10, "")
+		if err != nil || len(keys) != 1 || string(keys[0]) != "live" {
+			t.Errorf("SCAN in View: %q %v", keys, err)
 		}
+		return err
+	})
+	if n := size(); n != 2 {
+		t.Errorf("DBSIZE after SCAN in View = %d; want 2", n)
 	}
+	k.update(func(tx *Tx) error {
+		_, keys, err := tx.Scan(0, 0, nil, 10, "")
+		if err != nil || len(keys) != 1 || string(keys[0]) != "live" {
+			t.Errorf("SCAN in Update: %q %v", keys, err)
+		}
+		return err
+	})
+	if n := size(); n != 1 {
+		t.Errorf("DBSIZE after SCAN in Update = %d; want 1", n)
+	}
+	if ch := k.takeChanges(); !slices.Equal(ch, []string{"deleted 0 dead"}) {
+		t.Errorf("noted %v", ch)
+	}
+	k.checkIndex()
 }
 
 // scanAll runs a SCAN iteration to its end, calling between after each
@@ -157,8 +247,8 @@ func TestScanFilters(t *testing.T) {
 			t.Errorf("%s: SCAN returned %q; want %q", c.name, got, c.want)
 		}
 	}
-	// COUNT bounds the work of one call (the keys differ early, so no
-	// group of equal cursors stretches a call).
+	// COUNT bounds the work of one call (no two of these keys share a
+	// hash, so no group stretches a call).
 	k.view(func(tx *Tx) error {
 		next, keys, err := tx.Scan(0, 0, nil, 10, "")
 		if err != nil || next == 0 || len(keys) != 10 {
@@ -175,9 +265,17 @@ func TestScanFilters(t *testing.T) {
 // from the start to the end of an iteration is returned, whatever is
 // added and removed meanwhile.
 func TestScanCompleteUnderWrites(t *testing.T) {
-	for _, count := range []int64{1, 3, 10, 100} {
-		t.Run(fmt.Sprint("count ", count), func(t *testing.T) {
-			k := newKS(t)
+	for _, tc := range []struct {
+		hash  string
+		count int64
+	}{{"xxhash", 1}, {"xxhash", 3}, {"xxhash", 10}, {"xxhash", 100}, {"colliding", 1}, {"colliding", 10}} {
+		count := tc.count
+		t.Run(fmt.Sprint(tc.hash, " count ", count), func(t *testing.T) {
+			var tweaks []func(*Options)
+			if tc.hash == "colliding" {
+				tweaks = append(tweaks, withHash(collide))
+			}
+			k := newKS(t, tweaks...)
 			r := rand.New(rand.NewPCG(uint64(count), 7))
 			all := randKeys(r, 1200)
 			stable, churn := all[:600], all[600:]
@@ -270,4 +368,46 @@ func TestScanRace(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// BenchmarkScan measures one SCAN call over keys sharing a long prefix,
+// the shape (session:<id>) that an order by name served badly.
+func BenchmarkScan(b *testing.B) {
+	db, err := storage.Open(storage.InMemory())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	e, err := Open(db, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 100000
+	err = e.Update(func(tx *Tx) error {
+		for i := range n {
+			key := fmt.Appendf(nil, "session:%032x", i)
+			if _, _, _, err := tx.Set(0, key, []byte("v"), SetOptions{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var cursor uint64
+	for b.Loop() {
+		err := e.View(func(tx *Tx) error {
+			next, keys, err := tx.Scan(0, cursor, nil, 10, "")
+			if len(keys) > 20 {
+				b.Fatalf("one reply held %d keys", len(keys))
+			}
+			cursor = next
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -75,4 +75,7 @@ type Info struct {
 	Groups         uint64
 	First, Last    *Entry  // nil when the stream is empty (non-FULL form)
 	Entries        []Entry // FULL form only
+	// GroupDetails are the consumer groups in byte order of name, with
+	// their PELs and consumers (FULL form only).
+	GroupDetails []GroupFull
 }

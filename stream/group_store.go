@@ -1,0 +1,388 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+
+	"github.com/eddy-streams/eddy/storage"
+)
+
+// Group record values. Each is count:uvarint, then that many uvarints in
+// the order of the fields; fields are only ever appended, and a decoder
+// reading an older record leaves the missing ones zero (as streamMeta).
+//
+//	group     | last.ms | last.seq | entries-read+1 (0: unknown) | consumers | pending
+//	consumer  | seen-time | pending
+//	pel by id | delivery-time | delivery-count | then the owner's name: len:uvarint, bytes
+//	pel owner | (empty)
+
+type groupRec struct {
+	LastID      ID
+	EntriesRead int64 // EntriesReadUnknown when not known
+	Consumers   uint64
+	Pending     uint64
+}
+
+type consumerRec struct {
+	SeenTime int64
+	Pending  uint64
+}
+
+type nack struct {
+	DeliveryTime int64
+	Deliveries   uint64
+	Owner        []byte
+}
+
+func appendUvarints(dst []byte, vals ...uint64) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(vals)))
+	for _, v := range vals {
+		dst = binary.AppendUvarint(dst, v)
+	}
+	return dst
+}
+
+// readUvarints decodes a record written by appendUvarints into out,
+// returning the bytes after it.
+func readUvarints(b []byte, out []uint64) ([]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, storage.ErrCorrupt
+	}
+	b = b[k:]
+	for i := uint64(0); i < n; i++ {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, storage.ErrCorrupt
+		}
+		b = b[k:]
+		if i < uint64(len(out)) {
+			out[i] = v
+		}
+	}
+	return b, nil
+}
+
+func (g *groupRec) appendBinary(dst []byte) []byte {
+	return appendUvarints(dst, g.LastID.Ms, g.LastID.Seq, uint64(g.EntriesRead+1), g.Consumers, g.Pending)
+}
+
+func decodeGroupRec(b []byte) (groupRec, error) {
+	var v [5]uint64
+	if _, err := readUvarints(b, v[:]); err != nil {
+		return groupRec{}, err
+	}
+	return groupRec{LastID: ID{v[0], v[1]}, EntriesRead: int64(v[2]) - 1, Consumers: v[3], Pending: v[4]}, nil
+}
+
+func (c *consumerRec) appendBinary(dst []byte) []byte {
+	return appendUvarints(dst, uint64(c.SeenTime), c.Pending)
+}
+
+func decodeConsumerRec(b []byte) (consumerRec, error) {
+	var v [2]uint64
+	if _, err := readUvarints(b, v[:]); err != nil {
+		return consumerRec{}, err
+	}
+	return consumerRec{SeenTime: int64(v[0]), Pending: v[1]}, nil
+}
+
+func (n *nack) appendBinary(dst []byte) []byte {
+	dst = appendUvarints(dst, uint64(n.DeliveryTime), n.Deliveries)
+	dst = binary.AppendUvarint(dst, uint64(len(n.Owner)))
+	return append(dst, n.Owner...)
+}
+
+func decodeNack(b []byte) (nack, error) {
+	var v [2]uint64
+	rest, err := readUvarints(b, v[:])
+	if err != nil {
+		return nack{}, err
+	}
+	l, k := binary.Uvarint(rest)
+	if k <= 0 || l != uint64(len(rest)-k) {
+		return nack{}, storage.ErrCorrupt
+	}
+	owner := append([]byte(nil), rest[k:]...)
+	return nack{DeliveryTime: int64(v[0]), Deliveries: v[1], Owner: owner}, nil
+}
+
+// groupOp is one command's work on one consumer group: the group record
+// and the consumer records it touches are cached and written back by
+// flush, so that every count changes in the same batch as the PEL records
+// it counts.
+type groupOp struct {
+	tx        *Tx
+	s         *streamRef
+	name      []byte
+	rec       groupRec
+	dirty     bool
+	consumers map[string]*consumerState
+}
+
+type consumerState struct {
+	name  []byte
+	rec   consumerRec
+	dirty bool
+}
+
+// openGroup loads group of stream s; ok is false if it does not exist.
+func (tx *Tx) openGroup(s *streamRef, group []byte) (*groupOp, bool, error) {
+	v, ok, err := tx.r.Get(s.groupKey(group))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	rec, err := decodeGroupRec(v)
+	if err != nil {
+		return nil, false, err
+	}
+	return &groupOp{tx: tx, s: s, name: append([]byte(nil), group...), rec: rec,
+		consumers: make(map[string]*consumerState)}, true, nil
+}
+
+// loadGroup loads the stream at key and its group: ErrNoSuchKey,
+// ErrWrongType or ErrNoGroup when either is missing.
+func (tx *Tx) loadGroup(db int, key, group []byte) (*groupOp, error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNoSuchKey
+	}
+	g, ok, err := tx.openGroup(s, group)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNoGroup
+	}
+	return g, nil
+}
+
+func (s *streamRef) groupKey(group []byte) []byte {
+	return storage.AppendGroupKey(nil, s.db, s.key, s.meta.Version, group)
+}
+
+func (g *groupOp) consumerKey(name []byte) []byte {
+	return storage.AppendConsumerKey(nil, g.s.db, g.s.key, g.s.meta.Version, g.name, name)
+}
+
+func (g *groupOp) pelKey(id ID) []byte {
+	return storage.AppendPELKey(nil, g.s.db, g.s.key, g.s.meta.Version, g.name, id.Ms, id.Seq)
+}
+
+func (g *groupOp) ownerKey(owner []byte, id ID) []byte {
+	return storage.AppendPELConsumerKey(nil, g.s.db, g.s.key, g.s.meta.Version, g.name, owner, id.Ms, id.Seq)
+}
+
+// consumer returns the consumer called name, nil if it does not exist
+// and !create. A consumer created here gets seen-time now, as Redis's
+// streamCreateConsumer.
+func (g *groupOp) consumer(name []byte, create bool) (*consumerState, error) {
+	if c, ok := g.consumers[string(name)]; ok {
+		return c, nil
+	}
+	v, ok, err := g.tx.r.Get(g.consumerKey(name))
+	if err != nil {
+		return nil, err
+	}
+	c := &consumerState{name: append([]byte(nil), name...)}
+	switch {
+	case ok:
+		if c.rec, err = decodeConsumerRec(v); err != nil {
+			return nil, err
+		}
+	case create:
+		c.rec.SeenTime = g.tx.now
+		c.dirty = true
+		g.rec.Consumers++
+		g.dirty = true
+	default:
+		return nil, nil
+	}
+	g.consumers[string(name)] = c
+	return c, nil
+}
+
+// seen looks the consumer up the way Redis's streamLookupConsumer with
+// SLC_DEFAULT does, creating it if needed: its seen-time becomes now.
+func (g *groupOp) seen(name []byte) (*consumerState, error) {
+	c, err := g.consumer(name, true)
+	if err != nil {
+		return nil, err
+	}
+	c.rec.SeenTime = g.tx.now
+	c.dirty = true
+	return c, nil
+}
+
+// getNack reads the PEL entry of id.
+func (g *groupOp) getNack(id ID) (nack, bool, error) {
+	v, ok, err := g.tx.r.Get(g.pelKey(id))
+	if err != nil || !ok {
+		return nack{}, false, err
+	}
+	n, err := decodeNack(v)
+	return n, err == nil, err
+}
+
+// putNack rewrites the PEL entry of id (same owner).
+func (g *groupOp) putNack(id ID, n *nack) error {
+	return g.tx.b.Set(g.pelKey(id), n.appendBinary(nil))
+}
+
+// addNack adds id to the PEL, owned by c.
+func (g *groupOp) addNack(id ID, c *consumerState, n *nack) error {
+	n.Owner = c.name
+	if err := g.putNack(id, n); err != nil {
+		return err
+	}
+	if err := g.tx.b.Set(g.ownerKey(c.name, id), nil); err != nil {
+		return err
+	}
+	g.rec.Pending++
+	g.dirty = true
+	c.rec.Pending++
+	c.dirty = true
+	return nil
+}
+
+// removeNack removes id, whose entry is n, from the PEL.
+func (g *groupOp) removeNack(id ID, n *nack) error {
+	if err := g.tx.b.Delete(g.pelKey(id)); err != nil {
+		return err
+	}
+	if err := g.tx.b.Delete(g.ownerKey(n.Owner, id)); err != nil {
+		return err
+	}
+	g.rec.Pending--
+	g.dirty = true
+	owner, err := g.consumer(n.Owner, false)
+	if err != nil {
+		return err
+	}
+	if owner == nil {
+		return storage.ErrCorrupt
+	}
+	owner.rec.Pending--
+	owner.dirty = true
+	return nil
+}
+
+// moveNack gives pending entry id (entry n) to c and writes n.
+func (g *groupOp) moveNack(id ID, n *nack, c *consumerState) error {
+	if bytes.Equal(n.Owner, c.name) {
+		return g.putNack(id, n)
+	}
+	if err := g.removeNack(id, n); err != nil {
+		return err
+	}
+	return g.addNack(id, c, n)
+}
+
+// flush writes the group record and the consumer records that changed.
+func (g *groupOp) flush() error {
+	if g.tx.b == nil {
+		return ErrReadOnlyTx
+	}
+	if g.dirty {
+		if err := g.tx.b.Set(g.s.groupKey(g.name), g.rec.appendBinary(nil)); err != nil {
+			return err
+		}
+		g.dirty = false
+	}
+	for _, c := range g.consumers {
+		if !c.dirty {
+			continue
+		}
+		if err := g.tx.b.Set(g.consumerKey(c.name), c.rec.appendBinary(nil)); err != nil {
+			return err
+		}
+		c.dirty = false
+	}
+	return nil
+}
+
+// entryExists reports whether entry id is in the stream.
+func (tx *Tx) entryExists(s *streamRef, id ID) (bool, error) {
+	_, ok, err := tx.r.Get(s.entryKey(id))
+	return ok, err
+}
+
+// getEntry reads entry id; ok is false if it is not in the stream.
+func (tx *Tx) getEntry(s *streamRef, id ID) (Entry, bool, error) {
+	k := s.entryKey(id)
+	v, ok, err := tx.r.Get(k)
+	if err != nil || !ok {
+		return Entry{}, false, err
+	}
+	e, err := decodeEntry(k, v)
+	return e, err == nil, err
+}
+
+// groupNames lists the stream's groups in byte order (Redis's rax order).
+func (tx *Tx) groupNames(s *streamRef) ([][]byte, []groupRec, error) {
+	lower, upper := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindGroup)
+	it, err := tx.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, nil, err
+	}
+	type row struct {
+		name []byte
+		rec  groupRec
+	}
+	var rows []row
+	for ok := it.First(); ok; ok = it.Next() {
+		name, err := storage.DecodeGroupKey(it.Key())
+		if err != nil {
+			it.Close()
+			return nil, nil, err
+		}
+		rec, err := decodeGroupRec(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, nil, err
+		}
+		rows = append(rows, row{append([]byte(nil), name...), rec})
+	}
+	if err := it.Close(); err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.name, b.name) })
+	names := make([][]byte, len(rows))
+	recs := make([]groupRec, len(rows))
+	for i, r := range rows {
+		names[i], recs[i] = r.name, r.rec
+	}
+	return names, recs, nil
+}
+
+// consumerList lists the group's consumers in byte order of name.
+func (g *groupOp) consumerList() ([]*consumerState, error) {
+	lower, upper := storage.ConsumerBounds(g.s.db, g.s.key, g.s.meta.Version, g.name)
+	it, err := g.tx.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	var out []*consumerState
+	for ok := it.First(); ok; ok = it.Next() {
+		_, name, err := storage.DecodeConsumerKey(it.Key())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		rec, err := decodeConsumerRec(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		out = append(out, &consumerState{name: append([]byte(nil), name...), rec: rec})
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *consumerState) int { return bytes.Compare(a.name, b.name) })
+	return out, nil
+}

@@ -127,14 +127,30 @@ type Tx struct {
 	changes []Change
 	buf     []byte
 	deltas  map[int]keyCounts // changes to Engine.counts, made there once the batch is applied
+	expired []Change          // View only: expired keys met, deleted once the View ends
 }
 
 // View runs fn with a read-only transaction.
 func (e *Engine) View(fn func(tx *Tx) error) error {
 	e.mu.RLock()
-	defer e.mu.RUnlock()
 	tx := &Tx{e: e, r: e.db, now: e.opts.Now()}
-	return fn(tx)
+	err := fn(tx)
+	e.mu.RUnlock()
+	if len(tx.expired) > 0 {
+		// Redis deletes an expired key when a read meets it; a View cannot
+		// write, so the deletion follows right after, before the reply.
+		if derr := e.Update(func(u *Tx) error {
+			for _, c := range tx.expired {
+				if _, _, err := u.lookup(c.DB, c.Key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err == nil {
+			err = derr
+		}
+	}
+	return err
 }
 
 // Update runs fn with a write transaction and commits its writes as one
@@ -220,6 +236,8 @@ func (tx *Tx) lookup(db int, key []byte) (storage.Meta, bool, error) {
 				return m, false, err
 			}
 			tx.note(Deleted, db, key)
+		} else {
+			tx.expired = append(tx.expired, Change{Kind: Deleted, DB: db, Key: append([]byte(nil), key...)})
 		}
 		return storage.Meta{}, false, nil
 	}

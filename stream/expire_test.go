@@ -149,7 +149,8 @@ func TestLazyExpiry(t *testing.T) {
 	})
 	k.now.Store(ksT0 + 10)
 	k.takeChanges()
-	// A read transaction reports the keys missing but cannot delete them.
+	// A read transaction reports the keys missing; it cannot write, so the
+	// View deletes what it met right after, as Redis deletes on access.
 	k.view(func(tx *Tx) error {
 		for _, key := range []string{"a", "s"} {
 			if ok, _ := tx.Exists(0, []byte(key)); ok {
@@ -162,18 +163,12 @@ func TestLazyExpiry(t *testing.T) {
 		}
 		return nil
 	})
-	if _, ok := k.meta(0, "a"); !ok {
-		t.Fatal("View deleted a key")
+	for _, key := range []string{"a", "s"} {
+		if _, ok := k.meta(0, key); ok {
+			t.Fatalf("expired key %s met by a View was not reclaimed", key)
+		}
 	}
-	// A write transaction deletes what it finds expired.
-	k.update(func(tx *Tx) error {
-		_, err := tx.Exists(0, []byte("s"))
-		return err
-	})
-	if _, ok := k.meta(0, "s"); ok {
-		t.Error("expired stream not deleted by a write transaction")
-	}
-	if ch := k.takeChanges(); !slices.Equal(ch, []string{"deleted 0 s"}) {
+	if ch := k.takeChanges(); !slices.Equal(ch, []string{"deleted 0 a", "deleted 0 s"}) {
 		t.Errorf("noted %v", ch)
 	}
 	k.checkIndex()

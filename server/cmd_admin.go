@@ -16,20 +16,29 @@ func adminCommands() []*commandSpec {
 	}
 	cfgFlags := flagAdmin | flagNoScript | flagLoading | flagStale | flagNoKeyspace
 	cmdFlagsCommand := flagLoading | flagStale | flagNoKeyspace
-	clusterSub := func(name string, arity int) *commandSpec {
-		return &commandSpec{name: name, arity: arity, flags: flagNoKeyspace | flagStale, handler: cmdClusterDisabled,
+	clusterSub := func(name string, arity int, flags cmdFlags) *commandSpec {
+		return &commandSpec{name: name, arity: arity, flags: flagNoKeyspace | flags, handler: cmdClusterDisabled,
 			summary: "Cluster subcommand " + name, since: "3.0.0", group: "cluster", complexity: "O(1)", acl: []string{"slow"}}
 	}
 	var cluster []*commandSpec
+	// Flags as Redis 7.0 reports them; the summaries and arguments come
+	// from command_meta.go.
+	const (
+		st    = flagStale
+		adm   = flagAdmin | flagStale
+		admNA = flagAdmin | flagStale | flagNoAsyncLoading
+	)
 	for _, c := range []struct {
 		n string
 		a int
-	}{{"addslots", -3}, {"addslotsrange", -4}, {"bumpepoch", 2}, {"count-failure-reports", 3}, {"countkeysinslot", 3},
-		{"delslots", -3}, {"delslotsrange", -4}, {"failover", -2}, {"flushslots", 2}, {"forget", 3}, {"getkeysinslot", 4},
-		{"help", 2}, {"info", 2}, {"keyslot", 3}, {"links", 2}, {"meet", -4}, {"myid", 2}, {"nodes", 2}, {"replicas", 3},
-		{"replicate", 3}, {"reset", -2}, {"saveconfig", 2}, {"set-config-epoch", 3}, {"setslot", -4}, {"shards", 2},
-		{"slaves", 3}, {"slots", 2}} {
-		cluster = append(cluster, clusterSub(c.n, c.a))
+		f cmdFlags
+	}{{"addslots", -3, admNA}, {"addslotsrange", -4, admNA}, {"bumpepoch", 2, admNA}, {"count-failure-reports", 3, adm},
+		{"countkeysinslot", 3, st}, {"delslots", -3, admNA}, {"delslotsrange", -4, admNA}, {"failover", -2, admNA},
+		{"flushslots", 2, admNA}, {"forget", 3, admNA}, {"getkeysinslot", 4, st}, {"help", 2, flagLoading | st},
+		{"info", 2, st}, {"keyslot", 3, st}, {"links", 2, st}, {"meet", -4, admNA}, {"myid", 2, st}, {"nodes", 2, st},
+		{"replicas", 3, adm}, {"replicate", 3, admNA}, {"reset", -2, adm | flagNoScript}, {"saveconfig", 2, admNA},
+		{"set-config-epoch", 3, admNA}, {"setslot", -4, admNA}, {"shards", 2, st}, {"slaves", 3, adm}, {"slots", 2, st}} {
+		cluster = append(cluster, clusterSub(c.n, c.a, c.f))
 	}
 	return []*commandSpec{
 		{name: "command", arity: -1, flags: cmdFlagsCommand, handler: cmdCommand,
@@ -48,7 +57,7 @@ func adminCommands() []*commandSpec {
 			complexity: "Depends on subcommand.", acl: []string{"slow"},
 			subcommands: []*commandSpec{
 				sub("get", -3, cfgFlags, cmdConfigGet, "Get the values of configuration parameters", "2.0.0", "server", "admin", "slow", "dangerous"),
-				sub("set", -4, cfgFlags|flagMayReplicate, cmdConfigSet, "Set configuration parameters to the given values", "2.0.0", "server", "admin", "slow", "dangerous"),
+				sub("set", -4, cfgFlags, cmdConfigSet, "Set configuration parameters to the given values", "2.0.0", "server", "admin", "slow", "dangerous"),
 				sub("resetstat", 2, cfgFlags, cmdConfigResetStat, "Reset the stats returned by INFO", "2.0.0", "server", "admin", "slow", "dangerous"),
 				sub("rewrite", 2, cfgFlags, cmdConfigRewrite, "Rewrite the configuration file with the in memory configuration", "2.8.0", "server", "admin", "slow", "dangerous"),
 				sub("help", 2, flagLoading|flagStale|flagNoKeyspace, cmdConfigHelp, "Show helpful text about the different subcommands", "5.0.0", "server", "slow"),
@@ -64,10 +73,10 @@ func adminCommands() []*commandSpec {
 		{name: "lastsave", arity: 1, flags: flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdLastSave,
 			summary: "Get the UNIX time stamp of the last successful save to disk", since: "1.0.0", group: "server", complexity: "O(1)",
 			acl: []string{"admin", "fast", "dangerous"}, tips: []string{"nondeterministic_output"}},
-		{name: "save", arity: 1, flags: flagAdmin | flagNoScript | flagNoKeyspace, handler: cmdSave,
+		{name: "save", arity: 1, flags: flagAdmin | flagNoScript | flagNoAsyncLoading | flagNoMulti | flagNoKeyspace, handler: cmdSave,
 			summary: "Synchronously save the dataset to disk", since: "1.0.0", group: "server",
 			complexity: "O(N) where N is the total number of keys in all databases", acl: []string{"admin", "slow", "dangerous"}},
-		{name: "bgsave", arity: -1, flags: flagAdmin | flagNoScript | flagNoKeyspace, handler: cmdBgSave,
+		{name: "bgsave", arity: -1, flags: flagAdmin | flagNoScript | flagNoAsyncLoading | flagNoKeyspace, handler: cmdBgSave,
 			summary: "Asynchronously save the dataset to disk", since: "1.0.0", group: "server", complexity: "O(1)",
 			acl: []string{"admin", "slow", "dangerous"}},
 		{name: "shutdown", arity: -1, flags: flagAdmin | flagNoScript | flagLoading | flagStale | flagNoMulti | flagAllowBusy | flagNoKeyspace,
@@ -99,7 +108,7 @@ var commandFlagNames = []struct {
 	{flagPubSub, "pubsub"}, {flagNoScript, "noscript"}, {flagBlocking, "blocking"}, {flagLoading, "loading"},
 	{flagStale, "stale"}, {flagSkipMonitor, "skip_monitor"}, {flagSkipSlowlog, "skip_slowlog"}, {flagFast, "fast"},
 	{flagNoAuth, "no_auth"}, {flagMayReplicate, "may_replicate"}, {flagNoMandatoryKeys, "no_mandatory_keys"},
-	{flagNoMulti, "no_multi"}, {flagMovableKeys, "movablekeys"}, {flagAllowBusy, "allow_busy"},
+	{flagNoAsyncLoading, "no_async_loading"}, {flagNoMulti, "no_multi"}, {flagMovableKeys, "movablekeys"}, {flagAllowBusy, "allow_busy"},
 }
 
 func writeCommandInfo(w *replyWriter, spec *commandSpec) {
@@ -131,14 +140,24 @@ func writeCommandInfo(w *replyWriter, spec *commandSpec) {
 	for _, ks := range spec.keySpecs {
 		writeKeySpec(w, ks)
 	}
-	w.Set(len(spec.subcommands))
+	if len(spec.subcommands) == 0 {
+		w.Set(0) // Redis 7.0: an empty set, but an array when there are some
+		return
+	}
+	w.Array(len(spec.subcommands))
 	for _, sc := range spec.subcommands {
 		writeCommandInfo(w, sc)
 	}
 }
 
 func writeKeySpec(w *replyWriter, ks keySpec) {
-	w.Map(3)
+	if ks.notes != "" {
+		w.Map(4)
+		w.BulkString("notes")
+		w.BulkString(ks.notes)
+	} else {
+		w.Map(3)
+	}
 	w.BulkString("flags")
 	w.Set(len(ks.flags))
 	for _, f := range ks.flags {
@@ -190,14 +209,11 @@ func writeKeySpec(w *replyWriter, ks keySpec) {
 
 func writeCommandDocs(w *replyWriter, spec *commandSpec) {
 	n := 4
-	if len(spec.docFlags) > 0 {
-		n++
-	}
-	if len(spec.args) > 0 {
-		n++
-	}
-	if len(spec.subcommands) > 0 {
-		n++
+	for _, present := range []bool{len(spec.docFlags) > 0, spec.deprecatedSince != "", spec.replacedBy != "",
+		len(spec.history) > 0, len(spec.args) > 0, len(spec.subcommands) > 0} {
+		if present {
+			n++
+		}
 	}
 	w.Map(n)
 	w.BulkString("summary")
@@ -213,6 +229,24 @@ func writeCommandDocs(w *replyWriter, spec *commandSpec) {
 		w.Set(len(spec.docFlags))
 		for _, f := range spec.docFlags {
 			w.Simple(f)
+		}
+	}
+	if spec.deprecatedSince != "" {
+		w.BulkString("deprecated_since")
+		w.BulkString(spec.deprecatedSince)
+	}
+	if spec.replacedBy != "" {
+		w.BulkString("replaced_by")
+		w.BulkString(spec.replacedBy)
+	}
+	if len(spec.history) > 0 {
+		// A set in RESP3, as Redis 7.0 sends it.
+		w.BulkString("history")
+		w.Set(len(spec.history))
+		for _, h := range spec.history {
+			w.Array(2)
+			w.BulkString(h[0])
+			w.BulkString(h[1])
 		}
 	}
 	if len(spec.args) > 0 {
@@ -236,7 +270,7 @@ func writeArgs(w *replyWriter, args []cmdArg) {
 		if a.typ == "key" {
 			n++
 		}
-		for _, s := range []string{a.token, a.summary, a.since} {
+		for _, s := range []string{a.token, a.summary, a.since, a.deprecatedSince} {
 			if s != "" {
 				n++
 			}
@@ -267,6 +301,10 @@ func writeArgs(w *replyWriter, args []cmdArg) {
 		if a.since != "" {
 			w.BulkString("since")
 			w.BulkString(a.since)
+		}
+		if a.deprecatedSince != "" {
+			w.BulkString("deprecated_since")
+			w.BulkString(a.deprecatedSince)
 		}
 		if len(a.flags) > 0 {
 			w.BulkString("flags")

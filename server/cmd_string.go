@@ -71,7 +71,7 @@ func stringCommands() []*commandSpec {
 		wr("incrbyfloat", 3, flagWrite|flagDenyOOM|flagFast, cmdIncrByFloat, "2.6.0",
 			"Increment the float value of a key by the given amount", "O(1)", []string{"write", "string", "fast"}, oneKey("RW", "access", "update"),
 			[]cmdArg{keyArg, {name: "increment", typ: "double"}}),
-		wr("append", 3, flagWrite|flagDenyOOM, cmdAppend, "2.0.0", "Append a value to a key",
+		wr("append", 3, flagWrite|flagDenyOOM|flagFast, cmdAppend, "2.0.0", "Append a value to a key",
 			"O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.",
 			[]string{"write", "string", "fast"}, oneKey("RW", "insert"), []cmdArg{keyArg, valArg}),
 		wr("strlen", 2, flagReadOnly|flagFast, cmdStrLen, "2.2.0", "Get the length of the value stored in a key", "O(1)",

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/eddy-streams/eddy/stream"
@@ -180,11 +182,17 @@ func cmdXRead(ctx *cmdContext) {
 }
 
 // xreadRetry serves a blocked XREAD after a wake-up. As Redis 7.0 does, it
-// answers with the first stream whose last generated ID moved past the
-// reader's ID, alone; if entries were deleted since, that stream's list is
-// empty. A key now missing or of another type keeps the reader waiting.
+// answers with the first woken stream (commit order, ctx.woken) whose last
+// generated ID moved past the reader's ID, alone; if entries were deleted
+// since, that stream's list is empty. A key now missing or of another type
+// keeps the reader waiting.
 func xreadRetry(ctx *cmdContext, db int, keys [][]byte, after []stream.ID, count int64) bool {
-	for i, key := range keys {
+	for _, key := range ctx.woken {
+		// A key given twice waits for the ID given first, as in Redis.
+		i := slices.IndexFunc(keys, func(k []byte) bool { return bytes.Equal(k, key) })
+		if i < 0 {
+			continue
+		}
 		last, ok, err := ctx.tx.LastID(db, key)
 		if err != nil || !ok || !after[i].Less(last) {
 			continue

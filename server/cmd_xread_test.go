@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -149,10 +151,13 @@ func TestXReadRepliesRESP3(t *testing.T) {
 }
 
 // retry runs a blocked command's retry in a fresh View, as the dispatcher
-// does after a wake-up.
-func (h *streamHarness) retry(b *blockRequest) (string, bool) {
+// does after a wake-up that reported the keys woken, in commit order.
+func (h *streamHarness) retry(b *blockRequest, woken ...string) (string, bool) {
 	h.t.Helper()
 	ctx := &cmdContext{w: &replyWriter{proto: h.proto}}
+	for _, k := range woken {
+		ctx.woken = append(ctx.woken, []byte(k))
+	}
 	var done bool
 	h.exec(ctx, flagReadOnly, func(ctx *cmdContext) { done = b.retry(ctx) })
 	return string(ctx.w.buf), done
@@ -175,7 +180,7 @@ func TestXReadBlock(t *testing.T) {
 			string(b.keys[0]) != "nokey" || string(b.keys[1]) != "s" {
 			t.Errorf("RESP%d: block request %+v", proto, b)
 		}
-		if rep, done := h.retry(b); done || rep != "" {
+		if rep, done := h.retry(b, "nokey", "s"); done || rep != "" {
 			t.Errorf("RESP%d: retry with nothing new: %q, %v", proto, rep, done)
 		}
 		// "$" was resolved when the command ran: 1-1 for s, 0-0 for the
@@ -186,8 +191,21 @@ func TestXReadBlock(t *testing.T) {
 		if proto == 3 {
 			want = "%1\r\n$5\r\nnokey\r\n*1\r\n*2\r\n$3\r\n0-5\r\n*2\r\n$1\r\ng\r\n$1\r\nw\r\n"
 		}
-		if rep, done := h.retry(b); !done || rep != want {
+		if rep, done := h.retry(b, "nokey"); !done || rep != want {
 			t.Errorf("RESP%d: retry:\n got %q, %v\nwant %q", proto, rep, done, want)
+		}
+		// Both appended: the key committed first is served, whatever the
+		// order of the command's keys.
+		want = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+		if proto == 3 {
+			want = "%1\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+		}
+		if rep, done := h.retry(b, "s", "nokey"); !done || rep != want {
+			t.Errorf("RESP%d: retry in commit order:\n got %q, %v\nwant %q", proto, rep, done, want)
+		}
+		// A key that was not reported stays unread (XSETID wakes nobody).
+		if rep, done := h.retry(b); done || rep != "" {
+			t.Errorf("RESP%d: retry with no key woken: %q, %v", proto, rep, done)
 		}
 
 		// Entries appended then deleted before the reader ran: Redis still
@@ -202,7 +220,7 @@ func TestXReadBlock(t *testing.T) {
 		if proto == 3 {
 			want = "%1\r\n$1\r\ns\r\n*0\r\n"
 		}
-		if rep, done := h.retry(ctx.block); !done || rep != want {
+		if rep, done := h.retry(ctx.block, "s"); !done || rep != want {
 			t.Errorf("RESP%d: retry after delete:\n got %q, %v\nwant %q", proto, rep, done, want)
 		}
 
@@ -231,5 +249,34 @@ func TestXReadBlockInMulti(t *testing.T) {
 		if ctx.block != nil || string(ctx.w.buf) != want {
 			t.Errorf("RESP%d: got %q, block %v; want %q", proto, ctx.w.buf, ctx.block != nil, want)
 		}
+	}
+}
+
+// TestBlockRegistryWokenOrder checks that a waiting client learns the keys
+// appended to in commit order, once each, and only its own keys.
+func TestBlockRegistryWokenOrder(t *testing.T) {
+	var r blockRegistry
+	r.init()
+	c := &client{wake: make(chan struct{}, 1)}
+	r.add(c, 0, [][]byte{[]byte("a"), []byte("b"), []byte("c")})
+	r.signal([]stream.Change{
+		{Kind: stream.Appended, DB: 0, Key: []byte("c")},
+		{Kind: stream.Appended, DB: 1, Key: []byte("a")}, // another database
+		{Kind: stream.Appended, DB: 0, Key: []byte("x")}, // not waited on
+		{Kind: stream.Appended, DB: 0, Key: []byte("a")},
+		{Kind: stream.Appended, DB: 0, Key: []byte("c")},
+	})
+	r.signal([]stream.Change{{Kind: stream.Appended, DB: 0, Key: []byte("b")}})
+	got := r.takeWoken(c)
+	if want := [][]byte{[]byte("c"), []byte("a"), []byte("b")}; !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Fatalf("woken = %q, want %q", got, want)
+	}
+	if got := r.takeWoken(c); got != nil {
+		t.Fatalf("second take = %q, want nothing", got)
+	}
+	r.remove(c)
+	r.signal([]stream.Change{{Kind: stream.Appended, DB: 0, Key: []byte("a")}})
+	if got := r.takeWoken(c); got != nil {
+		t.Fatalf("after remove: %q", got)
 	}
 }

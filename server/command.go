@@ -32,9 +32,10 @@ const (
 	flagNoMandatoryKeys
 	flagMovableKeys
 	flagAllowBusy
-	flagNoQueue     // runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT)
-	flagAnswerFirst // answered before arity and auth checks (QUIT, as Redis 7.0 does)
-	flagExecLike    // refused at dispatch: the queued transaction is discarded with EXECABORT (EXEC)
+	flagNoAsyncLoading // refused while a replica loads asynchronously (reported only)
+	flagNoQueue        // runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT)
+	flagAnswerFirst    // answered before arity and auth checks (QUIT, as Redis 7.0 does)
+	flagExecLike       // refused at dispatch: the queued transaction is discarded with EXECABORT (EXEC)
 )
 
 // commandSpec is one entry of the command table.
@@ -62,6 +63,10 @@ type commandSpec struct {
 	args       []cmdArg     // COMMAND DOCS arguments
 	docFlags   []string     // COMMAND DOCS doc_flags ("deprecated")
 	parent     *commandSpec // set for subcommands when the table is built
+
+	deprecatedSince string      // COMMAND DOCS deprecated_since
+	replacedBy      string      // COMMAND DOCS replaced_by
+	history         [][2]string // COMMAND DOCS history: (version, change) pairs, oldest first
 }
 
 // keySpec is one key specification of COMMAND INFO (Redis 7.0 shape).
@@ -69,6 +74,7 @@ type commandSpec struct {
 // searched from bsStartFrom); FindKeys is a range (lastKey, keyStep,
 // limit) unless fkKeyNum is set (keynum form: keyNumIdx, firstKey, keyStep).
 type keySpec struct {
+	notes       string   // Redis's explanation of unusual flags ("UPDATE instead of INSERT because ...")
 	flags       []string // "RW", "RO", "OW", "RM", "access", "update", "insert", "delete"
 	bsIndex     int
 	bsKeyword   string
@@ -89,9 +95,11 @@ type cmdArg struct {
 	token   string
 	summary string
 	since   string
-	flags   []string // "optional", "multiple", "multiple_token"
-	value   string   // display text (defaults to name)
-	args    []cmdArg // for "oneof" and "block"
+	// deprecatedSince is the version that deprecated the argument.
+	deprecatedSince string
+	flags           []string // "optional", "multiple", "multiple_token"
+	value           string   // display text (defaults to name)
+	args            []cmdArg // for "oneof" and "block"
 }
 
 // cmdContext is what a handler gets: the arguments (args[0] is the
@@ -109,6 +117,11 @@ type cmdContext struct {
 	// the command's writes are dropped.
 	failed bool
 
+	// woken, for a blockRequest's retry, are the keys to look at, in the
+	// order to serve them: the keys appended to since the last look, in
+	// commit order, as the blocking layer saw them in OnCommit.
+	woken [][]byte
+
 	// block, set by a handler that found nothing to return, asks the
 	// dispatcher to park the client until one of keys (in db) is appended
 	// to, the timeout passes, or the client goes away.
@@ -119,9 +132,40 @@ type cmdContext struct {
 type blockRequest struct {
 	keys    [][]byte
 	timeout time.Duration // 0 waits forever
-	// retry re-runs the read in a fresh View after a wake-up; it returns
-	// true if it wrote a reply (the client is then unblocked).
+	// retry re-runs the read in a fresh View after a wake-up, looking at
+	// ctx.woken in that order; it returns true if it wrote a reply (the
+	// client is then unblocked).
 	retry func(ctx *cmdContext) bool
 	// onTimeout writes the reply sent when the timeout passes.
 	onTimeout func(w *replyWriter)
+}
+
+// commandMeta is what Redis 7.0.15 reports about a command in COMMAND
+// INFO and COMMAND DOCS besides arity, flags and key positions (which
+// drive dispatch and stay in the table). command_meta.go holds it for
+// every Redis command Eddy registers, or may register, generated from a
+// real redis-server so that client hints and key routing match to the
+// byte; buildTable copies it into the table.
+type commandMeta struct {
+	summary, since, group, complexity string
+	docFlags                          []string
+	deprecatedSince, replacedBy       string
+	history                           [][2]string
+	args                              []cmdArg
+	acl                               []string // without '@'
+	tips                              []string
+	keySpecs                          []keySpec
+}
+
+// applyMeta replaces the spec's documentation with Redis's. A command
+// Redis 7.0 lacks (CLIENT SETINFO) keeps what its table entry says.
+func (spec *commandSpec) applyMeta(m commandMeta) {
+	spec.summary, spec.since, spec.group, spec.complexity = m.summary, m.since, m.group, m.complexity
+	spec.docFlags = m.docFlags
+	spec.deprecatedSince, spec.replacedBy = m.deprecatedSince, m.replacedBy
+	spec.history = m.history
+	spec.args = m.args
+	spec.acl = m.acl
+	spec.tips = m.tips
+	spec.keySpecs = m.keySpecs
 }

@@ -130,6 +130,21 @@ var configTable = []configDirectiveSpec{
 	{name: "timeout", def: "0",
 		usage: "close a client idle this many seconds; 0 = never",
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.Timeout })},
+	// Fixed facts about Eddy under Redis's names, because tools ask for
+	// them (redis-benchmark reads save and appendonly, BullMQ checks
+	// maxmemory-policy) and a redis.conf may set them to these values.
+	{name: "appendonly", def: "yes",
+		usage: "always yes: every write is in the store's log, synced as appendfsync says (Redis compatibility)",
+		value: configFixed("yes", "Eddy always persists every write: appendonly is always yes")},
+	{name: "save", def: "",
+		usage: `always "": no snapshots are taken, every write is persisted (Redis compatibility)`,
+		value: configFixed("", `Eddy takes no snapshots, every write is persisted: save is always ""`)},
+	{name: "maxmemory", def: "0",
+		usage: "always 0: data lives on disk, memory is bounded by cache-size (Redis compatibility)",
+		value: configFixed("0", "Eddy keeps data on disk: maxmemory is always 0, see cache-size")},
+	{name: "maxmemory-policy", def: "noeviction",
+		usage: "always noeviction: Eddy never evicts keys (Redis compatibility)",
+		value: configFixed("noeviction", "Eddy never evicts keys: maxmemory-policy is always noeviction")},
 }
 
 func lookupConfigDirective(name string) *configDirectiveSpec {
@@ -460,6 +475,20 @@ func configEnum(options []string, field func(*Config) *string) configValue {
 			return errors.New(msg)
 		},
 		get: func(c *Config) string { return *field(c) },
+	}
+}
+
+// configFixed is a directive with one possible value, which may be set
+// again (case-insensitively); any other value fails with reason.
+func configFixed(value, reason string) configValue {
+	return configValue{
+		set: func(_ *Config, args []string) error {
+			if !strings.EqualFold(args[0], value) {
+				return errors.New(reason)
+			}
+			return nil
+		},
+		get: func(*Config) string { return value },
 	}
 }
 

@@ -62,7 +62,12 @@ func TestParseConfigFile(t *testing.T) {
 		{"loglevel", "loglevel Warning", func(c Config) bool { return c.LogLevel == "warning" }, ""},
 		{"dir", "dir /var/lib/eddy", func(c Config) bool { return c.Dir == "/var/lib/eddy" }, ""},
 
-		{"unknown directive", "port 1\nsave 900 1\n", nil, `line 2: unknown directive "save"`},
+		{"fixed facts", "save \"\"\nappendonly YES\nmaxmemory 0\nmaxmemory-policy noeviction\n",
+			func(c Config) bool { return reflect.DeepEqual(c, DefaultConfig()) }, ""},
+		{"no snapshots", `save "900 1"`, nil, `Eddy takes no snapshots, every write is persisted: save is always ""`},
+		{"always persisted", "appendonly no", nil, `bad value "no" for directive "appendonly": Eddy always persists every write`},
+		{"never evicts", "maxmemory-policy allkeys-lru", nil, "maxmemory-policy is always noeviction"},
+		{"unknown directive", "port 1\nrdbcompression yes\n", nil, `line 2: unknown directive "rdbcompression"`},
 		{"bad integer", "port abc", nil, `line 1: bad value "abc" for directive "port": argument couldn't be parsed into an integer`},
 		{"port out of range", "port 70000", nil, `bad value "70000" for directive "port": argument must be between 0 and 65535 inclusive`},
 		{"bad enum", "appendfsync sometimes", nil,
@@ -489,4 +494,23 @@ func FuzzSplitConfigArgs(f *testing.F) {
 		cfg := DefaultConfig()
 		_ = ParseConfigFile(strings.NewReader(line), &cfg)
 	})
+}
+
+// TestConfigGetForTools answers what tools ask for when they connect:
+// redis-benchmark gives up ("Could not fetch server CONFIG") unless save
+// and appendonly come back as name/value pairs.
+func TestConfigGetForTools(t *testing.T) {
+	cfg := DefaultConfig()
+	got := cfg.GetMany("save", "appendonly", "maxmemory", "maxmemory-policy", "databases")
+	want := [][2]string{{"save", ""}, {"appendonly", "yes"}, {"maxmemory", "0"}, {"maxmemory-policy", "noeviction"}, {"databases", "16"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GetMany = %q, want %q", got, want)
+	}
+	if err := cfg.SetRuntimeMany("save", "", "appendonly", "yes"); err != nil {
+		t.Errorf("setting the fixed values again: %v", err)
+	}
+	const wantErr = `ERR CONFIG SET failed (possibly related to argument 'save') - Eddy takes no snapshots, every write is persisted: save is always ""`
+	if err := cfg.SetRuntimeMany("save", "3600 1"); err == nil || err.Error() != wantErr {
+		t.Errorf("CONFIG SET save 3600 1: %v, want %s", err, wantErr)
+	}
 }

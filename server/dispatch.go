@@ -39,9 +39,15 @@ func (s *Server) buildTable(cmds []*commandSpec) {
 	for _, c := range cmds {
 		s.table[c.name] = c
 		s.cmdStats[c] = new(cmdStats)
+		if m, ok := redisCommandMeta[c.name]; ok {
+			c.applyMeta(m)
+		}
 		for _, sub := range c.subcommands {
 			sub.parent = c
 			s.cmdStats[sub] = new(cmdStats)
+			if m, ok := redisCommandMeta[sub.fullName()]; ok {
+				sub.applyMeta(m)
+			}
 		}
 	}
 }
@@ -120,17 +126,19 @@ func truncate(s string, n int) string {
 }
 
 // sanitizeError replaces CR and LF, which would break the reply line, by
-// spaces, as Redis does.
+// spaces, as Redis does. It works on bytes: every other byte, valid UTF-8
+// or not, is sent as the client sent it.
 func sanitizeError(s string) string {
-	if strings.ContainsAny(s, "\r\n") {
-		s = strings.Map(func(r rune) rune {
-			if r == '\r' || r == '\n' {
-				return ' '
-			}
-			return r
-		}, s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
 	}
-	return s
+	b := []byte(s)
+	for i, ch := range b {
+		if ch == '\r' || ch == '\n' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
 }
 
 // reject refuses a command before it runs: the error reply, the

@@ -7,6 +7,21 @@ import (
 	"time"
 )
 
+func TestSanitizeError(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"ERR plain", "ERR plain"},
+		{"ERR a\r\nb", "ERR a  b"},
+		{"ERR \xff\r\xfe\n", "ERR \xff \xfe "},
+		{"ERR \xf0\x9f\n\x98\x80", "ERR \xf0\x9f \x98\x80"}, // a split 4-byte sequence
+		{"ERR \xc3\xa9\n", "ERR \xc3\xa9 "},                 // valid UTF-8 is untouched too
+	}
+	for _, c := range cases {
+		if got := sanitizeError(c.in); got != c.want {
+			t.Errorf("sanitizeError(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 func TestUnknownCommandText(t *testing.T) {
 	long := strings.Repeat("x", 200)
 	cases := []struct {
@@ -20,6 +35,10 @@ func TestUnknownCommandText(t *testing.T) {
 		{[]string{"f", strings.Repeat("y", 120), "abcdefghij", "z"}, "ERR unknown command 'f', with args beginning with: '" + strings.Repeat("y", 120) + "' 'abcde' "},
 		{[]string{"f", "a\r\nb"}, "ERR unknown command 'f', with args beginning with: 'a  b' "},
 		{[]string{"f", "a\x00b"}, "ERR unknown command 'f', with args beginning with: 'a' "},
+		// Invalid UTF-8 next to CR/LF stays as sent: only CR and LF change.
+		{[]string{"f", "\xff\r\n\xfe"}, "ERR unknown command 'f', with args beginning with: '\xff  \xfe' "},
+		{[]string{"\xc3\n\x28"}, "ERR unknown command '\xc3 \x28', with args beginning with: "},
+		{[]string{"f", "\xe2\x82"}, "ERR unknown command 'f', with args beginning with: '\xe2\x82' "},
 	}
 	for _, c := range cases {
 		args := make([][]byte, len(c.args))

@@ -144,22 +144,49 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 		case "stats":
 			section("Stats")
 			st := &s.stats
+			st.mu.Lock()
+			total := st.total
+			st.mu.Unlock()
+			// Every field of Redis 7.0, in its order, so that exporters
+			// find what they parse; what Eddy has no counterpart for
+			// (replication links, forks, defrag, eviction) is zero.
 			line("total_connections_received", st.connsReceived.Load())
 			line("total_commands_processed", st.commands.Load())
 			line("instantaneous_ops_per_sec", 0)
 			line("total_net_input_bytes", st.netInput.Load())
 			line("total_net_output_bytes", st.netOutput.Load())
+			line("total_net_repl_input_bytes", 0)
+			line("total_net_repl_output_bytes", 0)
+			for _, k := range []string{"instantaneous_input_kbps", "instantaneous_output_kbps",
+				"instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"} {
+				line(k, "0.00")
+			}
 			line("rejected_connections", st.rejectedConns.Load())
+			line("sync_full", 0)
+			line("sync_partial_ok", 0)
+			line("sync_partial_err", 0)
 			line("expired_keys", st.expiredKeys.Load())
+			line("expired_stale_perc", "0.00")
+			line("expired_time_cap_reached_count", 0)
+			line("expire_cycle_cpu_milliseconds", 0)
 			line("evicted_keys", 0)
+			line("evicted_clients", 0)
+			line("total_eviction_exceeded_time", 0)
+			line("current_eviction_exceeded_time", 0)
 			line("keyspace_hits", st.hits.Load())
 			line("keyspace_misses", st.misses.Load())
-			line("pubsub_channels", 0)
-			line("pubsub_patterns", 0)
-			st.mu.Lock()
-			total := st.total
-			st.mu.Unlock()
+			for _, k := range []string{"pubsub_channels", "pubsub_patterns", "pubsubshard_channels", "latest_fork_usec",
+				"total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits",
+				"active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time",
+				"current_active_defrag_time", "tracking_total_keys", "tracking_total_items", "tracking_total_prefixes",
+				"unexpected_error_replies"} {
+				line(k, 0)
+			}
 			line("total_error_replies", total)
+			for _, k := range []string{"dump_payload_sanitizations", "total_reads_processed", "total_writes_processed",
+				"io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks", "reply_buffer_expands"} {
+				line(k, 0)
+			}
 		case "replication":
 			section("Replication")
 			line("role", "master")

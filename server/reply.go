@@ -29,7 +29,10 @@ func (w *replyWriter) Simple(s string) {
 }
 
 // Error writes an error reply; s is the whole text after '-' ("ERR ...").
+// CR and LF, which an echoed argument may carry, become spaces so that
+// the reply stays one line (as Redis's addReplyErrorFormat does).
 func (w *replyWriter) Error(s string) {
+	s = sanitizeError(s)
 	w.errs++
 	if w.stats != nil {
 		w.stats.countError(s)

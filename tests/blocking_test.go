@@ -272,3 +272,53 @@ func TestXReadBlockExplicitID(t *testing.T) {
 	mustDo(t, writer, "$3\r\n4-1\r\n", "XADD", "s", "4-*", "f", "w")
 	expectReply(t, c, entryReply("s", "4-1", "w"))
 }
+
+// TestXReadBlockServesFirstWrittenKey blocks one reader on several keys
+// and writes several of them in one EXEC: Redis 7.0 serves the key the
+// EXEC wrote first, not the first in the reader's own key order, and skips
+// a key the same EXEC deleted again.
+func TestXReadBlockServesFirstWrittenKey(t *testing.T) {
+	t.Parallel()
+	e := startEddy(t)
+	admin := e.Client()
+	writer, reader := e.Raw(), e.Raw()
+	cases := []struct {
+		name   string
+		queued [][]string
+		want   string
+	}{
+		{"reverse order", [][]string{{"XADD", "c", "1-1", "f", "c1"}, {"XADD", "a", "1-1", "f", "a1"}},
+			entryReply("c", "1-1", "c1")},
+		{"middle first", [][]string{{"XADD", "b", "1-1", "f", "b1"}, {"XADD", "c", "1-1", "f", "c1"}, {"XADD", "a", "1-1", "f", "a1"}},
+			entryReply("b", "1-1", "b1")},
+		{"first written deleted", [][]string{{"XADD", "c", "1-1", "f", "c1"}, {"XADD", "b", "1-1", "f", "b1"}, {"DEL", "c"}},
+			entryReply("b", "1-1", "b1")},
+		{"written twice", [][]string{{"XADD", "c", "1-1", "f", "c1"}, {"XADD", "a", "1-1", "f", "a1"}, {"XADD", "c", "1-2", "f", "c2"}},
+			"*1\r\n*2\r\n$1\r\nc\r\n*2\r\n" +
+				"*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$2\r\nc1\r\n" +
+				"*2\r\n$3\r\n1-2\r\n*2\r\n$1\r\nf\r\n$2\r\nc2\r\n"},
+	}
+	for _, c := range cases {
+		mustDo(t, writer, ":0\r\n", "DEL", "a", "b", "c", "x")
+		if err := reader.Send("XREAD", "BLOCK", "0", "STREAMS", "a", "b", "c", "0", "0", "0"); err != nil {
+			t.Fatal(err)
+		}
+		waitBlocked(t, admin, 1)
+		mustDo(t, writer, "+OK\r\n", "MULTI")
+		for _, q := range c.queued {
+			mustDo(t, writer, "+QUEUED\r\n", q...)
+		}
+		if _, err := writer.Do("EXEC"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := reader.ReadTimeout(10 * time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s: reply\n got %q\nwant %q", c.name, got, c.want)
+		}
+		waitBlocked(t, admin, 0)
+		mustDo(t, writer, "+OK\r\n", "FLUSHALL")
+	}
+}

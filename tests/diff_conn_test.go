@@ -27,6 +27,12 @@ func TestDiffConnection(t *testing.T) {
 			"FOO " + strings.Repeat("x", 200),
 			"FOO " + strings.Repeat("abcdefghij ", 20),
 			`FOO "\x00" "'"`,
+			// Invalid UTF-8 around CR/LF: only CR and LF become spaces.
+			`FOO "\xff\r\n\xfe" "\xc3\n("`,
+			`"\xe2\x82\r\xac" x`,
+			`OBJECT "\xff\n\xfe"`,
+			`XINFO "\xff\r\nx" 1`,
+			`HELLO 3 "\xf0\x9f\n"`,
 			"XFOO s",
 			`"" a`,
 		}},

@@ -66,7 +66,7 @@ func writeFile(t *testing.T, text string) string {
 
 func TestServerConfig(t *testing.T) {
 	conf := writeFile(t, "port 7000\nappendfsync always\ntimeout 30\nbind 127.0.0.1 ::1\n")
-	bad := writeFile(t, "port 7000\nsave 900 1\n")
+	bad := writeFile(t, "port 7000\nrdbcompression yes\n")
 	tests := []struct {
 		name       string
 		args       []string
@@ -107,7 +107,7 @@ func TestServerConfig(t *testing.T) {
 		{name: "missing file", args: []string{filepath.Join(t.TempDir(), "nope.conf")}, wantCode: exitUsage, wantStop: true,
 			wantStderr: `^eddy server: config file: open .*nope.conf: no such file`},
 		{name: "bad file", args: []string{bad, "--port", "1"}, wantCode: exitUsage, wantStop: true,
-			wantStderr: `^eddy server: config file .*eddy.conf: line 2: unknown directive "save"\n`},
+			wantStderr: `^eddy server: config file .*eddy.conf: line 2: unknown directive "rdbcompression"\n`},
 		{name: "help", args: []string{"--help"}, wantCode: exitOK, wantStop: true},
 	}
 	for _, tt := range tests {

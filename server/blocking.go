@@ -21,11 +21,33 @@ type blockRegistry struct {
 	mu    sync.Mutex
 	byKey map[blockKey]map[*client]struct{} // guarded by mu
 	keys  map[*client][]blockKey            // guarded by mu
+	// woken are, per waiting client, the keys appended to since it
+	// registered or last looked, in commit order and without repeats:
+	// Redis serves a reader the key that was written first, even when
+	// one EXEC wrote several of its keys.
+	woken map[*client][][]byte // guarded by mu
+	// anyChange holds the clients blocked in a command that writes
+	// (XREADGROUP): besides appends, they wake when a key they wait on is
+	// deleted, replaced, flushed or loses a consumer group, and answer as
+	// Redis 7.0 does (UNBLOCKED, NOGROUP). XREAD ignores those changes.
+	anyChange map[*client]bool // guarded by mu
 }
 
 func (r *blockRegistry) init() {
 	r.byKey = make(map[blockKey]map[*client]struct{})
 	r.keys = make(map[*client][]blockKey)
+	r.woken = make(map[*client][][]byte)
+	r.anyChange = make(map[*client]bool)
+}
+
+// wakeOnAnyChange marks c, registered by add, as woken by every change of
+// its keys (see anyChange).
+func (r *blockRegistry) wakeOnAnyChange(c *client) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.keys[c]; ok {
+		r.anyChange[c] = true
+	}
 }
 
 // add registers c as waiting on keys of db.
@@ -45,6 +67,7 @@ func (r *blockRegistry) add(c *client, db int, keys [][]byte) {
 	if _, ok := r.keys[c]; !ok {
 		r.keys[c] = nil
 	}
+	delete(r.woken, c)
 	c.mu.Lock()
 	c.blocked = true
 	c.mu.Unlock()
@@ -68,6 +91,8 @@ func (r *blockRegistry) remove(c *client) {
 		}
 	}
 	delete(r.keys, c)
+	delete(r.woken, c)
+	delete(r.anyChange, c)
 	c.mu.Lock()
 	c.blocked = false
 	c.mu.Unlock()
@@ -89,7 +114,18 @@ func (r *blockRegistry) isBlocked(c *client) bool {
 	return ok
 }
 
-// signal wakes the clients waiting on keys that were appended to. As in
+// takeWoken returns and forgets the keys appended to for c since the last
+// call, in commit order.
+func (r *blockRegistry) takeWoken(c *client) [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.woken[c]
+	delete(r.woken, c)
+	return w
+}
+
+// signal wakes the clients waiting on keys that were appended to, and
+// notes the keys in the order of changes, which is commit order. As in
 // Redis 7.0, a blocked XREAD ignores deletion and type changes.
 func (r *blockRegistry) signal(changes []stream.Change) {
 	r.mu.Lock()
@@ -98,16 +134,48 @@ func (r *blockRegistry) signal(changes []stream.Change) {
 		return
 	}
 	for _, ch := range changes {
-		if ch.Kind != stream.Appended {
+		if ch.Kind == stream.Flushed {
+			r.signalFlushLocked(ch)
 			continue
 		}
 		for c := range r.byKey[blockKey{ch.DB, string(ch.Key)}] {
+			if ch.Kind != stream.Appended && !r.anyChange[c] {
+				continue
+			}
+			r.noteWokenLocked(c, ch.Key)
 			select {
 			case c.wake <- struct{}{}:
 			default:
 			}
 		}
 	}
+}
+
+// signalFlushLocked wakes the anyChange clients waiting on keys of the
+// flushed database (of every database with AllDBs).
+func (r *blockRegistry) signalFlushLocked(ch stream.Change) {
+	for c := range r.anyChange {
+		for _, bk := range r.keys[c] {
+			if !ch.AllDBs && bk.db != ch.DB {
+				continue
+			}
+			r.noteWokenLocked(c, []byte(bk.key))
+			select {
+			case c.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// noteWokenLocked appends key to c's woken keys unless it is there.
+func (r *blockRegistry) noteWokenLocked(c *client, key []byte) {
+	for _, k := range r.woken[c] {
+		if string(k) == string(key) {
+			return
+		}
+	}
+	r.woken[c] = append(r.woken[c], key)
 }
 
 // unblockRequest is CLIENT UNBLOCK's message to a blocked client.
@@ -215,9 +283,16 @@ func (s *Server) block(ctx *cmdContext) {
 	default:
 	}
 	s.blocks.add(c, ctx.db, req.keys)
+	if s.blockWrites(ctx) {
+		s.blocks.wakeOnAnyChange(c)
+	}
 	// A write may have landed between the handler's read and the
-	// registration: look once more.
-	if s.retryLocked(ctx, req) {
+	// registration: look once more, at the keys appended to since the
+	// registration first (commit order), then at all in the command's.
+	ctx.woken = append(s.blocks.takeWoken(c), req.keys...)
+	served := s.retryLocked(ctx, req)
+	ctx.woken = nil
+	if served {
 		s.blocks.remove(c)
 		return
 	}
@@ -226,6 +301,14 @@ func (s *Server) block(ctx *cmdContext) {
 	if req.timeout > 0 {
 		c.pending.deadline = time.Now().Add(req.timeout)
 	}
+}
+
+// blockWrites reports whether the blocked command is a write
+// (XREADGROUP), from its table entry: its retries run in an Update, and
+// it wakes on every change of its keys (anyChange).
+func (s *Server) blockWrites(ctx *cmdContext) bool {
+	spec, _ := s.lookup(ctx.args)
+	return spec != nil && spec.flags&flagWrite != 0
 }
 
 // pendingBlock is a command waiting in blocking.go.
@@ -249,11 +332,31 @@ func (s *Server) retryBlocked(ctx *cmdContext, req *blockRequest) bool {
 func (s *Server) retryLocked(ctx *cmdContext, req *blockRequest) bool {
 	replied := false
 	mark := len(ctx.w.buf)
-	err := s.engine.View(func(tx *stream.Tx) error {
-		ctx.tx = tx
-		replied = req.retry(ctx)
-		return nil
-	})
+	var err error
+	if s.blockWrites(ctx) {
+		// XREADGROUP delivers (PEL, last-delivered-id) when it is served; a
+		// retry that serves nothing, or fails, leaves no trace.
+		errsBefore := ctx.w.errs
+		s.commitMu.RLock()
+		err = s.engine.Update(func(tx *stream.Tx) error {
+			ctx.tx = tx
+			replied = req.retry(ctx)
+			if !replied || ctx.w.errs > errsBefore {
+				return errRollback
+			}
+			return nil
+		})
+		s.commitMu.RUnlock()
+		if errors.Is(err, errRollback) {
+			err = nil
+		}
+	} else {
+		err = s.engine.View(func(tx *stream.Tx) error {
+			ctx.tx = tx
+			replied = req.retry(ctx)
+			return nil
+		})
+	}
 	ctx.tx = nil
 	if err != nil {
 		ctx.w.buf = ctx.w.buf[:mark]
@@ -335,6 +438,10 @@ func (s *Server) waitBlocked(c *client) bool {
 		select {
 		case <-c.wake:
 			p.ctx.w = &c.w
+			p.ctx.woken = s.blocks.takeWoken(c)
+			if len(p.ctx.woken) == 0 {
+				continue // already looked at by an earlier retry
+			}
 			if s.retryBlocked(&p.ctx, p.req) {
 				finish()
 				return true

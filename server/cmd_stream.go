@@ -7,7 +7,7 @@ import (
 )
 
 // streamCommands is the stream group of the command table: every Redis 7.0
-// stream command without consumer groups. Everything but the handlers is
+// stream command, consumer groups included. Everything but the handlers is
 // what redis-server 7.0.15 reports in COMMAND INFO and COMMAND DOCS (the
 // docs' "history" has no field yet), so that client hints match.
 func streamCommands() []*commandSpec {
@@ -171,6 +171,80 @@ func streamCommands() []*commandSpec {
 				{name: "last-id", typ: "string"},
 				{name: "entries_added", typ: "integer", token: "ENTRIESADDED", since: "7.0.0", flags: []string{"optional"}},
 				{name: "max_deleted_entry_id", typ: "string", token: "MAXDELETEDID", since: "7.0.0", flags: []string{"optional"}},
+			},
+		},
+		// Consumer groups (cmd_xgroup.go, cmd_xreadgroup.go, cmd_xack.go,
+		// cmd_xclaim.go): arity, flags and key positions as Redis 7.0.15
+		// reports them; the documentation comes from command_meta.go.
+		// Everything but XPENDING writes, XREADGROUP included even when it
+		// only reads history (it counts a delivery).
+		{
+			name: "xreadgroup", arity: -7,
+			flags:   flagWrite | flagBlocking | flagMovableKeys,
+			handler: cmdXReadGroup,
+		},
+		{
+			name: "xack", arity: -4,
+			flags:    flagWrite | flagFast,
+			firstKey: 1, lastKey: 1, step: 1,
+			handler: cmdXAck,
+		},
+		{
+			name: "xpending", arity: -3,
+			flags:    flagReadOnly,
+			firstKey: 1, lastKey: 1, step: 1,
+			handler: cmdXPending,
+		},
+		{
+			name: "xclaim", arity: -6,
+			flags:    flagWrite | flagFast,
+			firstKey: 1, lastKey: 1, step: 1,
+			handler: cmdXClaim,
+		},
+		{
+			name: "xautoclaim", arity: -6,
+			flags:    flagWrite | flagFast,
+			firstKey: 1, lastKey: 1, step: 1,
+			handler: cmdXAutoClaim,
+		},
+		{
+			name: "xgroup", arity: -2,
+			subcommands: []*commandSpec{
+				{
+					name: "create", arity: -5,
+					flags:    flagWrite | flagDenyOOM,
+					firstKey: 2, lastKey: 2, step: 1,
+					handler: cmdXGroupCreate,
+				},
+				{
+					name: "setid", arity: -5,
+					flags:    flagWrite,
+					firstKey: 2, lastKey: 2, step: 1,
+					handler: cmdXGroupSetID,
+				},
+				{
+					name: "createconsumer", arity: 5,
+					flags:    flagWrite | flagDenyOOM,
+					firstKey: 2, lastKey: 2, step: 1,
+					handler: cmdXGroupCreateConsumer,
+				},
+				{
+					name: "delconsumer", arity: 5,
+					flags:    flagWrite,
+					firstKey: 2, lastKey: 2, step: 1,
+					handler: cmdXGroupDelConsumer,
+				},
+				{
+					name: "destroy", arity: 4,
+					flags:    flagWrite,
+					firstKey: 2, lastKey: 2, step: 1,
+					handler: cmdXGroupDestroy,
+				},
+				{
+					name: "help", arity: 2,
+					flags:   flagLoading | flagStale | flagNoKeyspace,
+					handler: cmdXGroupHelp,
+				},
 			},
 		},
 		{

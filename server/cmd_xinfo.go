@@ -1,6 +1,10 @@
 package server
 
-import "github.com/eddy-streams/eddy/stream"
+import (
+	"errors"
+
+	"github.com/eddy-streams/eddy/stream"
+)
 
 // xinfoStreamArgs are the options of XINFO STREAM key [FULL [COUNT n]].
 type xinfoStreamArgs struct {
@@ -97,10 +101,8 @@ func writeXInfoStream(w *replyWriter, in *stream.Info, full bool) {
 	if full {
 		w.BulkString("entries")
 		w.Entries(in.Entries)
-		// Consumer groups come with their own issue; until then a stream
-		// has none.
 		w.BulkString("groups")
-		w.Array(0)
+		writeGroupsFull(w, in.GroupDetails)
 		return
 	}
 	w.BulkString("groups")
@@ -121,22 +123,119 @@ func writeEntryOrNull(w *replyWriter, e *stream.Entry) {
 	w.Entry(*e)
 }
 
-// cmdXInfoGroups lists the stream's consumer groups: none until consumer
-// groups exist.
+// cmdXInfoGroups lists the stream's consumer groups in name order.
 func cmdXInfoGroups(ctx *cmdContext) {
-	if !xinfoKey(ctx, ctx.args[2]) {
+	key := ctx.args[2]
+	if !xinfoKey(ctx, key) {
 		return
 	}
-	ctx.w.Array(0)
+	gs, err := ctx.tx.XInfoGroups(ctx.db, key)
+	if err != nil {
+		ctx.fail(err)
+		return
+	}
+	ctx.w.Array(len(gs))
+	for _, g := range gs {
+		ctx.w.Map(6)
+		ctx.w.BulkString("name")
+		ctx.w.Bulk(g.Name)
+		ctx.w.BulkString("consumers")
+		ctx.w.Int(g.Consumers)
+		ctx.w.BulkString("pending")
+		ctx.w.Int(g.Pending)
+		ctx.w.BulkString("last-delivered-id")
+		ctx.w.ID(g.LastDelivered)
+		writeEntriesReadLag(ctx.w, &g)
+	}
 }
 
-// cmdXInfoConsumers lists a group's consumers; with no consumer groups
-// yet, every group is missing.
-func cmdXInfoConsumers(ctx *cmdContext) {
-	if !xinfoKey(ctx, ctx.args[2]) {
+// writeEntriesReadLag writes the entries-read and lag fields, each nil
+// when Redis cannot tell it.
+func writeEntriesReadLag(w *replyWriter, g *stream.GroupInfo) {
+	w.BulkString("entries-read")
+	writeIntOrNull(w, g.EntriesRead)
+	w.BulkString("lag")
+	writeIntOrNull(w, g.Lag)
+}
+
+func writeIntOrNull(w *replyWriter, v *int64) {
+	if v == nil {
+		w.Null()
 		return
 	}
-	ctx.w.Error(errNoGroup(ctx.args[3], ctx.args[2]))
+	w.Int(*v)
+}
+
+// cmdXInfoConsumers lists a group's consumers in name order.
+func cmdXInfoConsumers(ctx *cmdContext) {
+	key, group := ctx.args[2], ctx.args[3]
+	if !xinfoKey(ctx, key) {
+		return
+	}
+	cs, err := ctx.tx.XInfoConsumers(ctx.db, key, group)
+	if errors.Is(err, stream.ErrNoGroup) {
+		ctx.w.Error(errNoGroup(group, key))
+		return
+	}
+	if err != nil {
+		ctx.fail(err)
+		return
+	}
+	ctx.w.Array(len(cs))
+	for _, c := range cs {
+		ctx.w.Map(3)
+		ctx.w.BulkString("name")
+		ctx.w.Bulk(c.Name)
+		ctx.w.BulkString("pending")
+		ctx.w.Int(c.Pending)
+		ctx.w.BulkString("idle")
+		ctx.w.Int(c.Idle)
+	}
+}
+
+// writeGroupsFull writes the "groups" of XINFO STREAM FULL: each group
+// with its PEL (ID, owner, delivery time, deliveries) and its consumers,
+// each with its own PEL (ID, delivery time, deliveries).
+func writeGroupsFull(w *replyWriter, gs []stream.GroupFull) {
+	w.Array(len(gs))
+	for _, g := range gs {
+		w.Map(7)
+		w.BulkString("name")
+		w.Bulk(g.Name)
+		w.BulkString("last-delivered-id")
+		w.ID(g.LastDelivered)
+		writeEntriesReadLag(w, &g.GroupInfo)
+		w.BulkString("pel-count")
+		w.Int(g.Pending)
+		w.BulkString("pending")
+		w.Array(len(g.PEL))
+		for _, pe := range g.PEL {
+			w.Array(4)
+			w.ID(pe.ID)
+			w.Bulk(pe.Consumer)
+			w.Int(pe.DeliveryTime)
+			w.Int(int64(pe.Deliveries))
+		}
+		w.BulkString("consumers")
+		w.Array(len(g.Consumers))
+		for _, c := range g.Consumers {
+			w.Map(4)
+			w.BulkString("name")
+			w.Bulk(c.Name)
+			w.BulkString("seen-time")
+			w.Int(c.SeenTime)
+			w.BulkString("pel-count")
+			w.Int(c.Pending)
+			w.BulkString("pending")
+			w.Array(len(c.PEL))
+			for _, pe := range c.PEL {
+				w.Array(3)
+				w.ID(pe.ID)
+				w.Int(pe.DeliveryTime)
+				w.Int(int64(pe.Deliveries))
+			}
+		}
+	}
 }
 
 // cmdXInfoHelp replies XINFO HELP's text, line by line as Redis 7.0.

@@ -54,6 +54,22 @@ const (
 	errXReadGroupID         = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
 	errEntriesAddedNegative = "ERR entries_added must be positive"
 
+	// Consumer groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM).
+	errXGroupNoKey       = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
+	errBusyGroup         = "BUSYGROUP Consumer Group name already exists"
+	errEntriesReadRange  = "ERR value for ENTRIESREAD must be positive or -1"
+	errXReadGroupMissing = "ERR Missing GROUP option for XREADGROUP"
+	errXReadGroupDollar  = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."
+	errBlockedGroupGone  = "NOGROUP the consumer group this client was blocked on no longer exists"
+	errBlockedKeyGone    = "UNBLOCKED the stream key no longer exists"
+	errXClaimMinIdle     = "ERR Invalid min-idle-time argument for XCLAIM"
+	errXClaimIdle        = "ERR Invalid IDLE option argument for XCLAIM"
+	errXClaimTime        = "ERR Invalid TIME option argument for XCLAIM"
+	errXClaimRetryCount  = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
+	errXAutoClaimMinIdle = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
+	errXAutoClaimCount   = "ERR COUNT must be > 0"
+	errXAutoClaimMemory  = "ERR Insufficient memory, failed allocating transient memory, COUNT too high."
+
 	// Dispatcher, connection and admin commands (server core).
 	errExecAbortBecause  = "EXECABORT Transaction discarded because of: "
 	errNotInMulti        = "ERR Command not allowed inside a transaction"
@@ -91,6 +107,24 @@ func errSubcommandArgs(sub []byte, cmd string) string {
 func errNoGroup(group, key []byte) string {
 	return "NOGROUP No such consumer group '" + errArg(group, -1) +
 		"' for key name '" + errArg(key, -1) + "'"
+}
+
+// errNoGroupRead is XREADGROUP's text for a missing key or group.
+func errNoGroupRead(key, group []byte) string {
+	return "NOGROUP No such key '" + errArg(key, -1) + "' or consumer group '" +
+		errArg(group, -1) + "' in XREADGROUP with GROUP option"
+}
+
+// errNoKeyOrGroup is the text of XPENDING, XCLAIM and XAUTOCLAIM for a
+// missing key or group.
+func errNoKeyOrGroup(key, group []byte) string {
+	return "NOGROUP No such key '" + errArg(key, -1) + "' or consumer group '" +
+		errArg(group, -1) + "'"
+}
+
+// errXClaimOption is XCLAIM's text for an argument it does not know.
+func errXClaimOption(opt []byte) string {
+	return "ERR Unrecognized XCLAIM option '" + errArg(opt, -1) + "'"
 }
 
 // errArg formats a client's argument inside an error line as Redis's

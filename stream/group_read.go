@@ -6,7 +6,8 @@ import (
 
 // XReadGroup reads one key of XREADGROUP for consumer a.Consumer of
 // a.Group, creating the consumer when new and refreshing its seen-time
-// (both even when nothing is served, as Redis does).
+// when the key is served (history always is; ">" only with new entries),
+// as Redis 7.0 does.
 //
 // With newOnly (">"), it delivers entries after the group's
 // last-delivered-id, advancing it and entries-read, and adds them to the
@@ -30,14 +31,18 @@ func (tx *Tx) XReadGroup(db int, key []byte, a ReadGroupArgs, after ID, newOnly 
 	if err != nil {
 		return ReadGroupResult{}, err
 	}
-	c, err := g.seen(a.Consumer)
-	if err != nil {
-		return ReadGroupResult{}, err
-	}
+	// [server engineer, XREADGROUP] Redis 7.0.15 creates the consumer (or
+	// refreshes its seen-time) only for a key it serves: ">" with nothing
+	// new leaves the group untouched (checked against redis-server; found
+	// by tests/TestDiffRandomGroups). readNew looks the consumer up itself.
 	var res ReadGroupResult
 	if newOnly || after == MaxID {
-		res, err = tx.readNew(g, c, a)
+		res, err = tx.readNew(g, a)
 	} else {
+		var c *consumerState
+		if c, err = g.seen(a.Consumer); err != nil {
+			return ReadGroupResult{}, err
+		}
 		res, err = tx.readHistory(g, c, after, a.Count)
 	}
 	if err != nil {
@@ -47,7 +52,7 @@ func (tx *Tx) XReadGroup(db int, key []byte, a ReadGroupArgs, after ID, newOnly 
 }
 
 // readNew serves ">": the entries after the group's last-delivered-id.
-func (tx *Tx) readNew(g *groupOp, c *consumerState, a ReadGroupArgs) (ReadGroupResult, error) {
+func (tx *Tx) readNew(g *groupOp, a ReadGroupArgs) (ReadGroupResult, error) {
 	s := g.s
 	serve := false
 	switch {
@@ -62,6 +67,10 @@ func (tx *Tx) readNew(g *groupOp, c *consumerState, a ReadGroupArgs) (ReadGroupR
 	}
 	if !serve {
 		return ReadGroupResult{}, nil
+	}
+	c, err := g.seen(a.Consumer)
+	if err != nil {
+		return ReadGroupResult{}, err
 	}
 	start, _ := g.rec.LastID.Next() // LastID < some ID, so it is not MaxID
 	count := a.Count

@@ -28,7 +28,16 @@ func TestDiffRandomXInfo(t *testing.T) {
 	runRandomDiff(t, true)
 }
 
-func runRandomDiff(t *testing.T, xinfo bool) {
+// TestDiffRandomGroups is TestDiffRandom with consumer-group commands
+// (cmdGen.groupCmd, in diff_groups_test.go) mixed in, over fixed group and consumer
+// names, so that PELs, delivery counts and entries-read meet XDEL, XTRIM,
+// XSETID, RENAME and MULTI.
+func TestDiffRandomGroups(t *testing.T) {
+	t.Parallel()
+	runRandomDiff(t, false, func(g *cmdGen) { g.groups = true })
+}
+
+func runRandomDiff(t *testing.T, xinfo bool, opts ...func(*cmdGen)) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("EDDY_DIFF_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -50,6 +59,9 @@ func runRandomDiff(t *testing.T, xinfo bool) {
 	d.reset(t)
 	s := d.session(t)
 	g := newCmdGen(seed)
+	for _, o := range opts {
+		o(g)
+	}
 	var history []string
 	if xinfo {
 		g.xinfo = true
@@ -100,10 +112,11 @@ func sameKeyHistory(sent [][]string, keys []string) []string {
 // ascending per key, so that XADD succeeds often but not always; every
 // command sometimes gets a malformed argument.
 type cmdGen struct {
-	r     *rand.Rand
-	keys  []string
-	ms    map[string]uint64 // per key: roughly the last ms used, to keep IDs near the top
-	xinfo bool              // also generate XINFO STREAM
+	r      *rand.Rand
+	keys   []string
+	ms     map[string]uint64 // per key: roughly the last ms used, to keep IDs near the top
+	xinfo  bool              // also generate XINFO STREAM
+	groups bool              // also generate consumer-group commands (groupCmd)
 	// inMulti is whether the connection is inside MULTI (which the
 	// generator knows exactly: only EXEC and DISCARD leave it).
 	inMulti bool
@@ -270,6 +283,9 @@ func (g *cmdGen) next() []string {
 	}
 	for {
 		a := g.any()
+		if g.groups && g.chance(0.4) {
+			a = g.groupCmd()
+		}
 		if g.inMulti && comparatorFor(a).note != "" {
 			continue
 		}

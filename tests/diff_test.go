@@ -209,6 +209,11 @@ func comparatorFor(args []string) stepRule {
 	case "HELLO":
 		// The reply names the server, its version and a connection id.
 		return stepRule{exchange: doArgs, equal: sameShape, note: "by shape"}
+	case "XPENDING", "XINFO":
+		// Idle times, delivery and seen times are the wall clock.
+		if r, ok := groupTimesRule(args); ok {
+			return r
+		}
 	case "XADD":
 		if xaddID(args) == "*" {
 			// An automatic ID is the wall clock in milliseconds.

@@ -1,0 +1,268 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+
+	"github.com/eddy-streams/eddy/stream"
+)
+
+// xreadGroupArgs are the parsed arguments of XREADGROUP.
+type xreadGroupArgs struct {
+	group, consumer []byte
+	count           int64 // entries per key; 0 (also for a negative COUNT): all
+	block           bool  // BLOCK given
+	timeout         int64 // BLOCK's milliseconds; 0 waits forever
+	noAck           bool
+	keys            [][]byte
+	ids             []xreadGroupID // one per key
+}
+
+// xreadGroupID is one ID argument of XREADGROUP.
+type xreadGroupID struct {
+	id      stream.ID
+	newOnly bool // ">": entries never delivered to the group
+	// errText is the ID's error. Redis checks each key and its group
+	// before it parses that key's ID, so the handler reports it then.
+	errText string
+}
+
+// xreadBlockedDefaultCount is the COUNT Redis 7.0 gives a blocked reader
+// that set none (XREAD_BLOCKED_DEFAULT_COUNT), so that a wake-up never
+// sends a huge batch.
+const xreadBlockedDefaultCount = 1000
+
+// parseXReadGroup parses XREADGROUP GROUP g c [COUNT n] [BLOCK ms]
+// [NOACK] STREAMS key... id..., in the order Redis's xreadCommand checks
+// (the loop it shares with XREAD, so unbalanced streams get XREAD's text).
+// A GROUP given twice keeps the last one, as in Redis.
+func parseXReadGroup(args [][]byte) (xreadGroupArgs, string) {
+	var a xreadGroupArgs
+	streamsAt := 0
+	for i := 1; i < len(args) && streamsAt == 0; i++ {
+		more := len(args) - 1 - i
+		switch opt := args[i]; {
+		case argIs(opt, "block") && more > 0:
+			i++
+			ms, ok := parseRedisInt(args[i])
+			if !ok {
+				return a, errTimeoutNotInteger
+			}
+			if ms < 0 {
+				return a, errTimeoutNegative
+			}
+			a.block, a.timeout = true, ms
+		case argIs(opt, "count") && more > 0:
+			i++
+			n, ok := parseRedisInt(args[i])
+			if !ok {
+				return a, errValueNotInteger
+			}
+			a.count = max(n, 0)
+		case argIs(opt, "streams") && more > 0:
+			if (len(args)-i-1)%2 != 0 {
+				return a, errXReadUnbalanced
+			}
+			streamsAt = i + 1
+		case argIs(opt, "group") && more >= 2:
+			a.group, a.consumer = args[i+1], args[i+2]
+			i += 2
+		case argIs(opt, "noack"):
+			a.noAck = true
+		default:
+			return a, errSyntax
+		}
+	}
+	if streamsAt == 0 {
+		return a, errSyntax
+	}
+	if a.group == nil {
+		return a, errXReadGroupMissing
+	}
+	n := (len(args) - streamsAt) / 2
+	a.keys = args[streamsAt : streamsAt+n]
+	a.ids = make([]xreadGroupID, n)
+	for i, arg := range args[streamsAt+n:] {
+		switch {
+		case len(arg) == 1 && arg[0] == '$':
+			a.ids[i].errText = errXReadGroupDollar
+		case len(arg) == 1 && arg[0] == '>':
+			a.ids[i].newOnly = true
+		default:
+			id, ok := parseStrictID(arg)
+			if !ok {
+				a.ids[i].errText = errInvalidStreamID
+			}
+			a.ids[i].id = id
+		}
+	}
+	return a, ""
+}
+
+// cmdXReadGroup serves new entries (">") or the consumer's own pending
+// entries (an ID) of each key, or blocks (BLOCK, outside MULTI) until a
+// key with ">" gets new entries, or replies nil.
+func cmdXReadGroup(ctx *cmdContext) {
+	a, errText := parseXReadGroup(ctx.args)
+	if errText != "" {
+		ctx.w.Error(errText)
+		return
+	}
+	// Every key and its group before anything is read.
+	for i, key := range a.keys {
+		if err := ctx.tx.CheckGroup(ctx.db, key, a.group); err != nil {
+			if errors.Is(err, stream.ErrNoSuchKey) || errors.Is(err, stream.ErrNoGroup) {
+				ctx.w.Error(errNoGroupRead(key, a.group))
+			} else {
+				ctx.fail(err)
+			}
+			return
+		}
+		if a.ids[i].errText != "" {
+			ctx.w.Error(a.ids[i].errText)
+			return
+		}
+	}
+	rga := stream.ReadGroupArgs{Group: a.group, Consumer: a.consumer, Count: a.count, NoAck: a.noAck}
+	var served []xreadGroupResult
+	for i, key := range a.keys {
+		res, err := ctx.tx.XReadGroup(ctx.db, key, rga, a.ids[i].id, a.ids[i].newOnly)
+		if err != nil {
+			ctx.fail(err)
+			return
+		}
+		if res.Served {
+			served = append(served, xreadGroupResult{key, res.Entries})
+		}
+	}
+	if len(served) > 0 {
+		writeXReadGroup(ctx.w, served)
+		return
+	}
+	if !a.block || ctx.inMulti {
+		// Inside MULTI Redis never blocks: it answers as on a timeout.
+		ctx.w.NullArray()
+		return
+	}
+	wait := &groupWait{db: ctx.db, keys: a.keys, args: rga, seen: make([]stream.ID, len(a.keys))}
+	if wait.args.Count == 0 {
+		wait.args.Count = xreadBlockedDefaultCount
+	}
+	wait.args.Woken = true
+	for i, key := range a.keys {
+		last, _, err := ctx.tx.LastID(ctx.db, key)
+		if err != nil {
+			ctx.fail(err)
+			return
+		}
+		wait.seen[i] = last
+	}
+	ctx.block = &blockRequest{
+		keys:      a.keys,
+		timeout:   blockTimeout(a.timeout),
+		retry:     wait.retry,
+		onTimeout: func(w *replyWriter) { w.NullArray() },
+	}
+}
+
+// groupWait is a blocked XREADGROUP: all its keys were ">" and had
+// nothing new.
+type groupWait struct {
+	db   int
+	keys [][]byte
+	args stream.ReadGroupArgs // Woken set, Count defaulted
+	// seen is each key's last generated ID when it was last looked at.
+	// Redis serves a blocked group reader only when its key is signalled
+	// ready (XADD, deletion, replacement, XGROUP DESTROY); edits that keep
+	// the stream (XDEL, XTRIM, EXPIRE) do not signal it. A wake-up whose
+	// key still has the last ID seen is therefore not served, even when
+	// that ID is past the group's (its tail was deleted).
+	seen []stream.ID
+}
+
+// retry runs after a wake-up, in an Update (XREADGROUP is a write), on
+// the keys signalled (ctx.woken, commit order), as Redis 7.0 serves a
+// ready key: one that is gone or no longer a stream ends the wait with
+// UNBLOCKED, a destroyed group with NOGROUP; else, if its last generated
+// ID moved and is past the group's last-delivered-id, the key is served
+// alone (an empty list if the new entries were deleted since).
+func (gw *groupWait) retry(ctx *cmdContext) bool {
+	for _, key := range ctx.woken {
+		// A key given twice is served once, as the first of its places.
+		i := slices.IndexFunc(gw.keys, func(k []byte) bool { return bytes.Equal(k, key) })
+		if i < 0 {
+			continue
+		}
+		err := ctx.tx.CheckGroup(gw.db, key, gw.args.Group)
+		switch {
+		case errors.Is(err, stream.ErrNoSuchKey), errors.Is(err, stream.ErrWrongType):
+			ctx.w.Error(errBlockedKeyGone)
+			return true
+		case errors.Is(err, stream.ErrNoGroup):
+			ctx.w.Error(errBlockedGroupGone)
+			return true
+		case err != nil:
+			ctx.w.Error(errorText(err))
+			return true
+		}
+		last, _, err := ctx.tx.LastID(gw.db, key)
+		if err != nil {
+			ctx.w.Error(errorText(err))
+			return true
+		}
+		if last == gw.seen[i] {
+			continue
+		}
+		gw.seen[i] = last
+		res, err := ctx.tx.XReadGroup(gw.db, key, gw.args, stream.MaxID, true)
+		if err != nil {
+			ctx.w.Error(errorText(err))
+			return true
+		}
+		if res.Served {
+			writeXReadGroup(ctx.w, []xreadGroupResult{{key, res.Entries}})
+			return true
+		}
+	}
+	return false
+}
+
+// xreadGroupResult is one key's part of an XREADGROUP reply.
+type xreadGroupResult struct {
+	key     []byte
+	entries []stream.Entry
+}
+
+// writeXReadGroup writes the keys served as XREAD does (pairs in RESP2, a
+// map in RESP3); a pending entry deleted from the stream is its ID and a
+// nil array.
+func writeXReadGroup(w *replyWriter, rs []xreadGroupResult) {
+	if w.proto == 3 {
+		w.Map(len(rs))
+	} else {
+		w.Array(len(rs))
+	}
+	for _, r := range rs {
+		if w.proto != 3 {
+			w.Array(2)
+		}
+		w.Bulk(r.key)
+		w.Array(len(r.entries))
+		for _, e := range r.entries {
+			writeEntryOrDeleted(w, e)
+		}
+	}
+}
+
+// writeEntryOrDeleted writes an entry; nil Fields (deleted from the
+// stream, still pending) is written as Redis does: the ID and a nil array.
+func writeEntryOrDeleted(w *replyWriter, e stream.Entry) {
+	if e.Fields != nil {
+		w.Entry(e)
+		return
+	}
+	w.Array(2)
+	w.ID(e.ID)
+	w.NullArray()
+}

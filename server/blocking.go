@@ -21,8 +21,9 @@ type blockRegistry struct {
 	mu    sync.Mutex
 	byKey map[blockKey]map[*client]struct{} // guarded by mu
 	keys  map[*client][]blockKey            // guarded by mu
-	// woken are, per waiting client, the keys appended to since it
-	// registered or last looked, in commit order and without repeats:
+	// woken are, per waiting client, the keys that woke it since it
+	// registered or last looked (appended to; for anyChange clients also
+	// deleted, replaced or flushed), in commit order and without repeats:
 	// Redis serves a reader the key that was written first, even when
 	// one EXEC wrote several of its keys.
 	woken map[*client][][]byte // guarded by mu
@@ -106,16 +107,8 @@ func (r *blockRegistry) count() int {
 	return len(r.keys)
 }
 
-// isBlocked reports whether c waits now.
-func (r *blockRegistry) isBlocked(c *client) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.keys[c]
-	return ok
-}
-
-// takeWoken returns and forgets the keys appended to for c since the last
-// call, in commit order.
+// takeWoken returns and forgets the keys that woke c since the last call,
+// in commit order.
 func (r *blockRegistry) takeWoken(c *client) [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -124,9 +117,10 @@ func (r *blockRegistry) takeWoken(c *client) [][]byte {
 	return w
 }
 
-// signal wakes the clients waiting on keys that were appended to, and
-// notes the keys in the order of changes, which is commit order. As in
-// Redis 7.0, a blocked XREAD ignores deletion and type changes.
+// signal wakes the clients waiting on keys that were appended to (any
+// change for anyChange clients), and notes the keys in the order of
+// changes, which is commit order. As in Redis 7.0, a blocked XREAD ignores
+// deletion and type changes.
 func (r *blockRegistry) signal(changes []stream.Change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -388,7 +382,7 @@ func (s *Server) serveDetached(c *client) {
 			if err != nil {
 				var pe *protoError
 				if errors.As(err, &pe) {
-					c.w.Error("ERR " + pe.Error())
+					c.w.Error(errProtocol(pe))
 					c.flushTo(d.dc)
 				}
 				if err != io.EOF && !errors.As(err, &pe) {

@@ -9,66 +9,33 @@ import (
 // connFlags are the flags of connection-management commands.
 const connFlags = flagNoScript | flagLoading | flagStale | flagNoKeyspace
 
+// connectionCommands are the connection group; their documentation comes
+// from command_meta.go, but for CLIENT SETINFO, which Redis 7.0 lacks.
 func connectionCommands() []*commandSpec {
-	conn := []string{"slow", "connection"}
-	adminConn := []string{"admin", "slow", "dangerous", "connection"}
 	return []*commandSpec{
-		{name: "ping", arity: -1, flags: flagFast | flagNoKeyspace, handler: cmdPing,
-			summary: "Ping the server", since: "1.0.0", group: "connection", complexity: "O(1)",
-			acl: []string{"fast", "connection"}, tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"},
-			args: []cmdArg{{name: "message", typ: "string", flags: []string{"optional"}}}},
-		{name: "echo", arity: 2, flags: flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdEcho,
-			summary: "Echo the given string", since: "1.0.0", group: "connection", complexity: "O(1)",
-			acl:  []string{"fast", "connection"},
-			args: []cmdArg{{name: "message", typ: "string"}}},
+		{name: "ping", arity: -1, flags: flagFast | flagNoKeyspace, handler: cmdPing},
+		{name: "echo", arity: 2, flags: flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdEcho},
 		{name: "quit", arity: -1, flags: flagAllowBusy | flagNoAuth | flagNoKeyspace | flagNoQueue | flagAnswerFirst | flagLoading | flagStale | flagFast | flagNoScript,
-			handler: cmdQuit, summary: "Close the connection", since: "1.0.0", group: "connection", complexity: "O(1)",
-			acl: []string{"fast", "connection"}},
-		{name: "auth", arity: -2, flags: connFlags | flagFast | flagNoAuth | flagAllowBusy,
-			handler: cmdAuth, summary: "Authenticate to the server", since: "1.0.0", group: "connection",
-			complexity: "O(N) where N is the number of passwords defined for the user", acl: []string{"fast", "connection"},
-			args: []cmdArg{{name: "username", typ: "string", since: "6.0.0", flags: []string{"optional"}}, {name: "password", typ: "string"}}},
-		{name: "hello", arity: -1, flags: connFlags | flagFast | flagNoAuth | flagAllowBusy,
-			handler: cmdHello, summary: "Handshake with Redis", since: "6.0.0", group: "connection", complexity: "O(1)",
-			acl: []string{"fast", "connection"}},
-		{name: "select", arity: 2, flags: flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdSelect,
-			summary: "Change the selected database for the current connection", since: "1.0.0", group: "connection",
-			complexity: "O(1)", acl: []string{"fast", "connection"},
-			args: []cmdArg{{name: "index", typ: "integer"}}},
-		{name: "reset", arity: 1, flags: connFlags | flagFast | flagNoAuth | flagAllowBusy | flagNoQueue, handler: cmdReset,
-			summary: "Reset the connection", since: "6.2.0", group: "connection", complexity: "O(1)",
-			acl: []string{"fast", "connection"}},
-		{name: "client", arity: -2, summary: "A container for client connection commands", since: "2.4.0", group: "connection",
-			complexity: "Depends on subcommand.", acl: []string{"slow"},
-			subcommands: []*commandSpec{
-				{name: "id", arity: 2, flags: connFlags, handler: cmdClientID, acl: conn,
-					summary: "Returns the client ID for the current connection", since: "5.0.0", group: "connection", complexity: "O(1)"},
-				{name: "getname", arity: 2, flags: connFlags, handler: cmdClientGetName, acl: conn,
-					summary: "Get the current connection name", since: "2.6.9", group: "connection", complexity: "O(1)"},
-				{name: "setname", arity: 3, flags: connFlags, handler: cmdClientSetName, acl: conn,
-					summary: "Set the current connection name", since: "2.6.9", group: "connection", complexity: "O(1)",
-					args: []cmdArg{{name: "connection-name", typ: "string"}}},
-				{name: "list", arity: -2, flags: connFlags | flagAdmin, handler: cmdClientList, acl: adminConn,
-					tips:    []string{"nondeterministic_output"},
-					summary: "Get the list of client connections", since: "2.4.0", group: "connection",
-					complexity: "O(N) where N is the number of client connections"},
-				{name: "info", arity: 2, flags: connFlags, handler: cmdClientInfo, acl: conn,
-					tips:    []string{"nondeterministic_output"},
-					summary: "Returns information about the current client connection.", since: "6.2.0", group: "connection", complexity: "O(1)"},
-				{name: "kill", arity: -3, flags: connFlags | flagAdmin, handler: cmdClientKill, acl: adminConn,
-					summary: "Kill the connection of a client", since: "2.4.0", group: "connection",
-					complexity: "O(N) where N is the number of client connections"},
-				{name: "unblock", arity: -3, flags: connFlags | flagAdmin, handler: cmdClientUnblock, acl: adminConn,
-					summary: "Unblock a client blocked in a blocking command from a different connection", since: "5.0.0",
-					group: "connection", complexity: "O(log N) where N is the number of client connections"},
-				// SETINFO is Redis 7.2's; go-redis v9 sends it on connect.
-				{name: "setinfo", arity: 4, flags: connFlags | flagLoading | flagStale, handler: cmdClientSetInfo, acl: conn,
-					summary: "Set client or connection specific info", since: "7.2.0", group: "connection", complexity: "O(1)"},
-				{name: "no-evict", arity: 3, flags: connFlags | flagAdmin, handler: cmdClientOnOff, acl: adminConn,
-					summary: "Set client eviction mode for the current connection", since: "7.0.0", group: "connection", complexity: "O(1)"},
-				{name: "help", arity: 2, flags: flagLoading | flagStale | flagNoKeyspace, handler: cmdClientHelp, acl: conn,
-					summary: "Show helpful text about the different subcommands", since: "5.0.0", group: "connection", complexity: "O(1)"},
-			}},
+			handler: cmdQuit},
+		{name: "auth", arity: -2, flags: connFlags | flagFast | flagNoAuth | flagAllowBusy, handler: cmdAuth},
+		{name: "hello", arity: -1, flags: connFlags | flagFast | flagNoAuth | flagAllowBusy, handler: cmdHello},
+		{name: "select", arity: 2, flags: flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdSelect},
+		{name: "reset", arity: 1, flags: connFlags | flagFast | flagNoAuth | flagAllowBusy | flagNoQueue, handler: cmdReset},
+		{name: "client", arity: -2, subcommands: []*commandSpec{
+			{name: "id", arity: 2, flags: connFlags, handler: cmdClientID},
+			{name: "getname", arity: 2, flags: connFlags, handler: cmdClientGetName},
+			{name: "setname", arity: 3, flags: connFlags, handler: cmdClientSetName},
+			{name: "list", arity: -2, flags: connFlags | flagAdmin, handler: cmdClientList},
+			{name: "info", arity: 2, flags: connFlags, handler: cmdClientInfo},
+			{name: "kill", arity: -3, flags: connFlags | flagAdmin, handler: cmdClientKill},
+			{name: "unblock", arity: -3, flags: connFlags | flagAdmin, handler: cmdClientUnblock},
+			// SETINFO is Redis 7.2's; go-redis v9 sends it on connect.
+			{name: "setinfo", arity: 4, flags: connFlags | flagLoading | flagStale, handler: cmdClientSetInfo,
+				commandMeta: commandMeta{summary: "Set client or connection specific info", since: "7.2.0",
+					group: "connection", complexity: "O(1)", acl: []string{"slow", "connection"}}},
+			{name: "no-evict", arity: 3, flags: connFlags | flagAdmin, handler: cmdClientOnOff},
+			{name: "help", arity: 2, flags: flagLoading | flagStale | flagNoKeyspace, handler: cmdClientHelp},
+		}},
 	}
 }
 
@@ -147,7 +114,7 @@ func cmdHello(ctx *cmdContext) {
 	ver := int64(0)
 	next := 1
 	if len(args) >= 2 {
-		v, ok := parseLL(args[1])
+		v, ok := parseRedisInt(args[1])
 		if !ok {
 			ctx.w.Error(errProtoVersion)
 			return
@@ -163,7 +130,7 @@ func cmdHello(ctx *cmdContext) {
 	setName := false
 	for j := next; j < len(args); j++ {
 		more := len(args) - 1 - j
-		opt := strings.ToLower(string(args[j]))
+		opt := lower(args[j])
 		switch {
 		case opt == "auth" && more >= 2:
 			user, pass = args[j+1], args[j+2]
@@ -177,7 +144,7 @@ func cmdHello(ctx *cmdContext) {
 			setName = true
 			j++
 		default:
-			ctx.w.Error(errHelloSyntaxPrefix + cString(args[j]) + "'")
+			ctx.w.Error(errHelloSyntax(args[j]))
 			return
 		}
 	}
@@ -218,7 +185,7 @@ func cmdHello(ctx *cmdContext) {
 }
 
 func cmdSelect(ctx *cmdContext) {
-	n, ok := parseLL(ctx.args[1])
+	n, ok := parseRedisInt(ctx.args[1])
 	if !ok || n < -1<<31 || n > 1<<31-1 {
 		ctx.w.Error(errValueNotInteger)
 		return
@@ -251,15 +218,15 @@ func cmdClientSetName(ctx *cmdContext) {
 }
 
 func cmdClientSetInfo(ctx *cmdContext) {
-	attr := strings.ToLower(string(ctx.args[2]))
+	attr := lower(ctx.args[2])
 	val := string(ctx.args[3])
 	if attr != "lib-name" && attr != "lib-ver" {
-		ctx.w.Error("ERR Unrecognized option '" + cString(ctx.args[2]) + "'")
+		ctx.w.Error(errUnrecognizedOption(ctx.args[2]))
 		return
 	}
 	for i := 0; i < len(val); i++ {
 		if val[i] < '!' || val[i] > '~' {
-			ctx.w.Error("ERR " + attr + " cannot contain spaces, newlines or special characters.")
+			ctx.w.Error(errClientAttr(attr))
 			return
 		}
 	}
@@ -275,7 +242,7 @@ func cmdClientSetInfo(ctx *cmdContext) {
 }
 
 func cmdClientOnOff(ctx *cmdContext) {
-	switch strings.ToLower(string(ctx.args[2])) {
+	switch lower(ctx.args[2]) {
 	case "on", "off":
 		ctx.w.Simple("OK")
 	default:
@@ -286,23 +253,23 @@ func cmdClientOnOff(ctx *cmdContext) {
 func cmdClientList(ctx *cmdContext) {
 	var filter map[int64]bool
 	if len(ctx.args) > 2 {
-		opt := strings.ToLower(string(ctx.args[2]))
+		opt := lower(ctx.args[2])
 		switch {
 		case opt == "type" && len(ctx.args) == 4:
-			switch t := strings.ToLower(string(ctx.args[3])); t {
+			switch t := lower(ctx.args[3]); t {
 			case "normal":
 			case "master", "replica", "slave", "pubsub":
 				filter = map[int64]bool{}
 			default:
-				ctx.w.Error("ERR Unknown client type '" + cString(ctx.args[3]) + "'")
+				ctx.w.Error(errUnknownClientType(ctx.args[3]))
 				return
 			}
 		case opt == "id" && len(ctx.args) >= 4:
 			filter = map[int64]bool{}
 			for _, a := range ctx.args[3:] {
-				id, ok := parseLL(a)
+				id, ok := parseRedisInt(a)
 				if !ok || id <= 0 {
-					ctx.w.Error("ERR Invalid client ID")
+					ctx.w.Error(errInvalidClientID)
 					return
 				}
 				filter[id] = true
@@ -354,20 +321,20 @@ func cmdClientKill(ctx *cmdContext) {
 	skipMe := true
 	for i := 2; i < len(args); i += 2 {
 		v := string(args[i+1])
-		switch strings.ToLower(string(args[i])) {
+		switch lower(args[i]) {
 		case "id":
-			n, ok := parseLL(args[i+1])
+			n, ok := parseRedisInt(args[i+1])
 			if !ok || n <= 0 {
 				ctx.w.Error(errClientIDPositive)
 				return
 			}
 			id = n
 		case "type":
-			typ = strings.ToLower(v)
+			typ = lower(args[i+1])
 			switch typ {
 			case "normal", "master", "replica", "slave", "pubsub":
 			default:
-				ctx.w.Error("ERR Unknown client type '" + v + "'")
+				ctx.w.Error(errUnknownClientType(args[i+1]))
 				return
 			}
 		case "addr":
@@ -377,11 +344,11 @@ func cmdClientKill(ctx *cmdContext) {
 		case "user":
 			user = v
 			if user != "default" {
-				ctx.w.Error("ERR No such user '" + v + "'")
+				ctx.w.Error(errNoSuchUser(args[i+1]))
 				return
 			}
 		case "skipme":
-			switch strings.ToLower(v) {
+			switch lower(args[i+1]) {
 			case "yes":
 				skipMe = true
 			case "no":
@@ -423,14 +390,14 @@ func (s *Server) killClient(self, c *client) {
 
 func cmdClientUnblock(ctx *cmdContext) {
 	args := ctx.args
-	id, ok := parseLL(args[2])
+	id, ok := parseRedisInt(args[2])
 	if !ok {
 		ctx.w.Error(errValueNotInteger)
 		return
 	}
 	withError := false
 	if len(args) == 4 {
-		switch strings.ToLower(string(args[3])) {
+		switch lower(args[3]) {
 		case "timeout":
 		case "error":
 			withError = true

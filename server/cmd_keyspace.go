@@ -3,155 +3,66 @@ package server
 import (
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/eddy-streams/eddy/stream"
 )
 
-// Key-spec shorthands for single-key and all-keys commands.
-func oneKey(flags ...string) []keySpec {
-	return []keySpec{{flags: flags, bsIndex: 1, lastKey: 0, keyStep: 1}}
-}
-
-func allKeys(flags ...string) []keySpec {
-	return []keySpec{{flags: flags, bsIndex: 1, lastKey: -1, keyStep: 1}}
-}
-
-var keyArg = cmdArg{name: "key", typ: "key"}
-
+// keyspaceCommands are the generic key commands (and DBSIZE, FLUSHDB,
+// FLUSHALL); their documentation comes from command_meta.go.
 func keyspaceCommands() []*commandSpec {
-	expireArgs := func(unit string) []cmdArg {
-		return []cmdArg{keyArg, {name: unit, typ: "integer"},
-			{name: "condition", typ: "oneof", since: "7.0.0", flags: []string{"optional"}, args: []cmdArg{
-				{name: "nx", typ: "pure-token", token: "NX"}, {name: "xx", typ: "pure-token", token: "XX"},
-				{name: "gt", typ: "pure-token", token: "GT"}, {name: "lt", typ: "pure-token", token: "LT"}}}}
-	}
-	expire := func(name string, unitMs, abs bool, since, summary, unit string) *commandSpec {
+	expire := func(name string, unitMs, abs bool) *commandSpec {
 		return &commandSpec{name: name, arity: -3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1,
-			handler: func(ctx *cmdContext) { cmdExpire(ctx, unitMs, abs) },
-			summary: summary, since: since, group: "generic", complexity: "O(1)",
-			acl: []string{"keyspace", "write", "fast"}, keySpecs: oneKey("RW", "update"), args: expireArgs(unit)}
+			handler: func(ctx *cmdContext) { cmdExpire(ctx, unitMs, abs) }}
 	}
-	ttl := func(name string, ms, abs bool, since, summary string) *commandSpec {
+	ttl := func(name string, ms, abs bool) *commandSpec {
 		return &commandSpec{name: name, arity: 2, flags: flagReadOnly | flagFast, firstKey: 1, lastKey: 1, step: 1,
-			handler: func(ctx *cmdContext) { cmdTTL(ctx, ms, abs) },
-			summary: summary, since: since, group: "generic", complexity: "O(1)",
-			acl: []string{"keyspace", "read", "fast"}, keySpecs: oneKey("RO", "access"), args: []cmdArg{keyArg},
-			tips: []string{"nondeterministic_output"}}
+			handler: func(ctx *cmdContext) { cmdTTL(ctx, ms, abs) }}
 	}
-	flushArgs := []cmdArg{{name: "flush-type", typ: "oneof", flags: []string{"optional"}, args: []cmdArg{
-		{name: "async", typ: "pure-token", token: "ASYNC", since: "4.0.0"}, {name: "sync", typ: "pure-token", token: "SYNC", since: "6.2.0"}}}}
+	object := func(name string, handler func(*cmdContext)) *commandSpec {
+		return &commandSpec{name: name, arity: 3, flags: flagReadOnly, firstKey: 2, lastKey: 2, step: 1, handler: handler}
+	}
 	return []*commandSpec{
-		{name: "del", arity: -2, flags: flagWrite, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel,
-			summary: "Delete a key", since: "1.0.0", group: "generic",
-			complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
-			acl:        []string{"keyspace", "write", "slow"}, keySpecs: allKeys("RM", "delete"),
-			tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
-			args: []cmdArg{{name: "key", typ: "key", flags: []string{"multiple"}}}},
-		{name: "unlink", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel,
-			summary: "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", since: "4.0.0", group: "generic",
-			complexity: "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
-			acl:        []string{"keyspace", "write", "fast"}, keySpecs: allKeys("RM", "delete"),
-			tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
-			args: []cmdArg{{name: "key", typ: "key", flags: []string{"multiple"}}}},
-		{name: "exists", arity: -2, flags: flagReadOnly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdExists,
-			summary: "Determine if a key exists", since: "1.0.0", group: "generic", complexity: "O(N) where N is the number of keys to check.",
-			acl: []string{"keyspace", "read", "fast"}, keySpecs: allKeys("RO"),
-			tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"},
-			args: []cmdArg{{name: "key", typ: "key", flags: []string{"multiple"}}}},
-		{name: "type", arity: 2, flags: flagReadOnly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdType,
-			summary: "Determine the type stored at key", since: "1.0.0", group: "generic", complexity: "O(1)",
-			acl: []string{"keyspace", "read", "fast"}, keySpecs: oneKey("RO"), args: []cmdArg{keyArg}},
+		{name: "del", arity: -2, flags: flagWrite, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel},
+		{name: "unlink", arity: -2, flags: flagWrite | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdDel},
+		{name: "exists", arity: -2, flags: flagReadOnly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdExists},
+		{name: "type", arity: 2, flags: flagReadOnly | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdType},
 		{name: "rename", arity: 3, flags: flagWrite, firstKey: 1, lastKey: 2, step: 1,
-			handler: func(ctx *cmdContext) { cmdRename(ctx, false) },
-			summary: "Rename a key", since: "1.0.0", group: "generic", complexity: "O(1)",
-			acl:      []string{"keyspace", "write", "slow"},
-			keySpecs: []keySpec{{flags: []string{"RW", "access", "delete"}, bsIndex: 1, keyStep: 1}, {flags: []string{"OW", "update"}, bsIndex: 2, keyStep: 1}},
-			args:     []cmdArg{keyArg, {name: "newkey", typ: "key", keySpec: 1}}},
+			handler: func(ctx *cmdContext) { cmdRename(ctx, false) }},
 		{name: "renamenx", arity: 3, flags: flagWrite | flagFast, firstKey: 1, lastKey: 2, step: 1,
-			handler: func(ctx *cmdContext) { cmdRename(ctx, true) },
-			summary: "Rename a key, only if the new key does not exist", since: "1.0.0", group: "generic", complexity: "O(1)",
-			acl:      []string{"keyspace", "write", "fast"},
-			keySpecs: []keySpec{{flags: []string{"RW", "access", "delete"}, bsIndex: 1, keyStep: 1}, {flags: []string{"OW", "insert"}, bsIndex: 2, keyStep: 1}},
-			args:     []cmdArg{keyArg, {name: "newkey", typ: "key", keySpec: 1}}},
-		{name: "keys", arity: 2, flags: flagReadOnly, handler: cmdKeys,
-			summary: "Find all keys matching the given pattern", since: "1.0.0", group: "generic",
-			complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
-			acl:        []string{"keyspace", "read", "slow", "dangerous"}, tips: []string{"request_policy:all_shards", "nondeterministic_output_order"},
-			args: []cmdArg{{name: "pattern", typ: "pattern"}}},
-		{name: "scan", arity: -2, flags: flagReadOnly, handler: cmdScan,
-			summary: "Incrementally iterate the keys space", since: "2.8.0", group: "generic",
-			complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
-			acl:        []string{"keyspace", "read", "slow"}, tips: []string{"nondeterministic_output", "request_policy:special"},
-			args: []cmdArg{{name: "cursor", typ: "integer"}, {name: "pattern", typ: "pattern", token: "MATCH", flags: []string{"optional"}},
-				{name: "count", typ: "integer", token: "COUNT", flags: []string{"optional"}}, {name: "type", typ: "string", token: "TYPE", since: "6.0.0", flags: []string{"optional"}}}},
-		{name: "dbsize", arity: 1, flags: flagReadOnly | flagFast, handler: cmdDBSize,
-			summary: "Return the number of keys in the selected database", since: "1.0.0", group: "server", complexity: "O(1)",
-			acl: []string{"keyspace", "read", "fast"}, tips: []string{"request_policy:all_shards", "response_policy:agg_sum"}},
-		{name: "flushdb", arity: -1, flags: flagWrite, handler: func(ctx *cmdContext) { cmdFlush(ctx, false) },
-			summary: "Remove all keys from the current database", since: "1.0.0", group: "server",
-			complexity: "O(N) where N is the number of keys in the selected database",
-			acl:        []string{"keyspace", "write", "slow", "dangerous"}, tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, args: flushArgs},
-		{name: "flushall", arity: -1, flags: flagWrite, handler: func(ctx *cmdContext) { cmdFlush(ctx, true) },
-			summary: "Remove all keys from all databases", since: "1.0.0", group: "server",
-			complexity: "O(N) where N is the total number of keys in all databases",
-			acl:        []string{"keyspace", "write", "slow", "dangerous"}, tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, args: flushArgs},
-		expire("expire", false, false, "1.0.0", "Set a key's time to live in seconds", "seconds"),
-		expire("pexpire", true, false, "2.6.0", "Set a key's time to live in milliseconds", "milliseconds"),
-		expire("expireat", false, true, "1.2.0", "Set the expiration for a key as a UNIX timestamp", "unix-time-seconds"),
-		expire("pexpireat", true, true, "2.6.0", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "unix-time-milliseconds"),
-		ttl("ttl", false, false, "1.0.0", "Get the time to live for a key in seconds"),
-		ttl("pttl", true, false, "2.6.0", "Get the time to live for a key in milliseconds"),
-		ttl("expiretime", false, true, "7.0.0", "Get the expiration Unix timestamp for a key"),
-		ttl("pexpiretime", true, true, "7.0.0", "Get the expiration Unix timestamp for a key in milliseconds"),
-		{name: "persist", arity: 2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPersist,
-			summary: "Remove the expiration from a key", since: "2.2.0", group: "generic", complexity: "O(1)",
-			acl: []string{"keyspace", "write", "fast"}, keySpecs: oneKey("RW", "update"), args: []cmdArg{keyArg}},
-		{name: "object", arity: -2, summary: "A container for object introspection commands", since: "2.2.3", group: "generic",
-			complexity: "Depends on subcommand.", acl: []string{"slow"},
-			subcommands: []*commandSpec{
-				{name: "encoding", arity: 3, flags: flagReadOnly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectEncoding,
-					summary: "Inspect the internal encoding of a Redis object", since: "2.2.3", group: "generic", complexity: "O(1)",
-					acl: []string{"keyspace", "read", "slow"}, tips: []string{"nondeterministic_output"},
-					keySpecs: []keySpec{{flags: []string{"RO"}, bsIndex: 2, keyStep: 1}}, args: []cmdArg{keyArg}},
-				{name: "freq", arity: 3, flags: flagReadOnly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectFreq,
-					summary: "Get the logarithmic access frequency counter of a Redis object", since: "4.0.0", group: "generic", complexity: "O(1)",
-					acl: []string{"keyspace", "read", "slow"}, tips: []string{"nondeterministic_output"},
-					keySpecs: []keySpec{{flags: []string{"RO"}, bsIndex: 2, keyStep: 1}}, args: []cmdArg{keyArg}},
-				{name: "idletime", arity: 3, flags: flagReadOnly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectIdle,
-					summary: "Get the time since a Redis object was last accessed", since: "2.2.3", group: "generic", complexity: "O(1)",
-					acl: []string{"keyspace", "read", "slow"}, tips: []string{"nondeterministic_output"},
-					keySpecs: []keySpec{{flags: []string{"RO"}, bsIndex: 2, keyStep: 1}}, args: []cmdArg{keyArg}},
-				{name: "refcount", arity: 3, flags: flagReadOnly, firstKey: 2, lastKey: 2, step: 1, handler: cmdObjectRefcount,
-					summary: "Get the number of references to the value of the key", since: "2.2.3", group: "generic", complexity: "O(1)",
-					acl: []string{"keyspace", "read", "slow"}, tips: []string{"nondeterministic_output"},
-					keySpecs: []keySpec{{flags: []string{"RO"}, bsIndex: 2, keyStep: 1}}, args: []cmdArg{keyArg}},
-				{name: "help", arity: 2, flags: flagLoading | flagStale | flagNoKeyspace, handler: cmdObjectHelp,
-					summary: "Show helpful text about the different subcommands", since: "6.2.0", group: "generic", complexity: "O(1)",
-					acl: []string{"keyspace", "slow"}},
-			}},
+			handler: func(ctx *cmdContext) { cmdRename(ctx, true) }},
+		{name: "keys", arity: 2, flags: flagReadOnly, handler: cmdKeys},
+		{name: "scan", arity: -2, flags: flagReadOnly, handler: cmdScan},
+		{name: "dbsize", arity: 1, flags: flagReadOnly | flagFast, handler: cmdDBSize},
+		{name: "flushdb", arity: -1, flags: flagWrite, handler: func(ctx *cmdContext) { cmdFlush(ctx, false) }},
+		{name: "flushall", arity: -1, flags: flagWrite, handler: func(ctx *cmdContext) { cmdFlush(ctx, true) }},
+		expire("expire", false, false),
+		expire("pexpire", true, false),
+		expire("expireat", false, true),
+		expire("pexpireat", true, true),
+		ttl("ttl", false, false),
+		ttl("pttl", true, false),
+		ttl("expiretime", false, true),
+		ttl("pexpiretime", true, true),
+		{name: "persist", arity: 2, flags: flagWrite | flagFast, firstKey: 1, lastKey: 1, step: 1, handler: cmdPersist},
+		{name: "object", arity: -2, subcommands: []*commandSpec{
+			object("encoding", cmdObjectEncoding),
+			object("freq", cmdObjectFreq),
+			object("idletime", cmdObjectIdle),
+			object("refcount", cmdObjectRefcount),
+			{name: "help", arity: 2, flags: flagLoading | flagStale | flagNoKeyspace, handler: cmdObjectHelp},
+		}},
 	}
 }
 
-func cmdDel(ctx *cmdContext) {
-	n := int64(0)
-	for _, k := range ctx.args[1:] {
-		ok, err := ctx.tx.Del(ctx.db, k)
-		if err != nil {
-			ctx.fail(err)
-			return
-		}
-		if ok {
-			n++
-		}
-	}
-	ctx.w.Int(n)
-}
+func cmdDel(ctx *cmdContext)    { countKeys(ctx, ctx.tx.Del) }
+func cmdExists(ctx *cmdContext) { countKeys(ctx, ctx.tx.Exists) }
 
-func cmdExists(ctx *cmdContext) {
+// countKeys replies how many of the keys in args[1:] op reported true for
+// (deleted, existing), a key given twice counted each time as Redis does.
+func countKeys(ctx *cmdContext, op func(db int, key []byte) (bool, error)) {
 	n := int64(0)
 	for _, k := range ctx.args[1:] {
-		ok, err := ctx.tx.Exists(ctx.db, k)
+		ok, err := op(ctx.db, k)
 		if err != nil {
 			ctx.fail(err)
 			return
@@ -219,11 +130,11 @@ func parseScan(args [][]byte) (scanArgs, string) {
 		if i+1 >= len(args) {
 			return a, errSyntax
 		}
-		switch strings.ToLower(string(args[i])) {
+		switch lower(args[i]) {
 		case "match":
 			a.match = args[i+1]
 		case "count":
-			n, ok := parseLL(args[i+1])
+			n, ok := parseRedisInt(args[i+1])
 			if !ok {
 				return a, errValueNotInteger
 			}
@@ -274,7 +185,7 @@ func cmdFlush(ctx *cmdContext, all bool) {
 		return
 	}
 	if len(ctx.args) == 2 {
-		switch strings.ToLower(string(ctx.args[1])) {
+		switch lower(ctx.args[1]) {
 		case "sync", "async":
 		default:
 			ctx.w.Error(errSyntax)
@@ -306,7 +217,7 @@ func parseExpire(args [][]byte, name string, unitMs, abs bool, now int64) (expir
 	var a expireArgs
 	var nx, xx, gt, lt bool
 	for _, o := range args[3:] {
-		switch strings.ToLower(string(o)) {
+		switch lower(o) {
 		case "nx":
 			nx = true
 		case "xx":
@@ -316,7 +227,7 @@ func parseExpire(args [][]byte, name string, unitMs, abs bool, now int64) (expir
 		case "lt":
 			lt = true
 		default:
-			return a, errUnsupportedOption + cString(o)
+			return a, errUnsupportedOption(o)
 		}
 	}
 	if nx && (xx || gt || lt) {
@@ -335,11 +246,11 @@ func parseExpire(args [][]byte, name string, unitMs, abs bool, now int64) (expir
 	case lt:
 		a.cond = stream.ExpireLT
 	}
-	when, ok := parseLL(args[2])
+	when, ok := parseRedisInt(args[2])
 	if !ok {
 		return a, errValueNotInteger
 	}
-	bad := errInvalidExpire + name + "' command"
+	bad := errInvalidExpire(name)
 	if !unitMs {
 		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
 			return a, bad
@@ -357,7 +268,7 @@ func parseExpire(args [][]byte, name string, unitMs, abs bool, now int64) (expir
 }
 
 func cmdExpire(ctx *cmdContext, unitMs, abs bool) {
-	a, errText := parseExpire(ctx.args, strings.ToLower(string(ctx.args[0])), unitMs, abs, ctx.tx.Now())
+	a, errText := parseExpire(ctx.args, lower(ctx.args[0]), unitMs, abs, ctx.tx.Now())
 	if errText != "" {
 		ctx.w.Error(errText)
 		return

@@ -7,26 +7,20 @@ import (
 	"github.com/eddy-streams/eddy/stream"
 )
 
+// transactionCommands are MULTI, EXEC and their relatives; their
+// documentation comes from command_meta.go.
 func transactionCommands() []*commandSpec {
 	return []*commandSpec{
 		{name: "multi", arity: 1, flags: flagNoScript | flagLoading | flagStale | flagFast | flagNoKeyspace | flagNoQueue | flagAllowBusy,
-			handler: cmdMulti, summary: "Start a transaction block", since: "1.2.0", group: "transactions", complexity: "O(1)",
-			acl: []string{"fast", "transaction"}},
+			handler: cmdMulti},
 		{name: "exec", arity: 1, flags: flagNoScript | flagLoading | flagStale | flagSkipSlowlog | flagNoKeyspace | flagNoQueue | flagExecLike,
-			handler: cmdExec, summary: "Execute all commands issued after MULTI", since: "1.2.0", group: "transactions",
-			complexity: "Depends on commands in the transaction", acl: []string{"slow", "transaction"}},
+			handler: cmdExec},
 		{name: "discard", arity: 1, flags: flagNoScript | flagLoading | flagStale | flagFast | flagNoKeyspace | flagNoQueue | flagAllowBusy,
-			handler: cmdDiscard, summary: "Discard all commands issued after MULTI", since: "2.0.0", group: "transactions",
-			complexity: "O(N), when N is the number of queued commands", acl: []string{"fast", "transaction"}},
+			handler: cmdDiscard},
 		{name: "watch", arity: -2, flags: flagNoScript | flagLoading | flagStale | flagFast | flagNoQueue | flagAllowBusy,
-			firstKey: 1, lastKey: -1, step: 1,
-			handler: cmdWatch, summary: "Watch the given keys to determine execution of the MULTI/EXEC block", since: "2.2.0",
-			group: "transactions", complexity: "O(1) for every key.", acl: []string{"fast", "transaction"},
-			keySpecs: []keySpec{{flags: []string{"RO"}, bsIndex: 1, lastKey: -1, keyStep: 1}},
-			args:     []cmdArg{{name: "key", typ: "key", flags: []string{"multiple"}}}},
+			firstKey: 1, lastKey: -1, step: 1, handler: cmdWatch},
 		{name: "unwatch", arity: 1, flags: flagNoScript | flagLoading | flagStale | flagFast | flagNoKeyspace | flagAllowBusy,
-			handler: cmdUnwatch, summary: "Forget about all watched keys", since: "2.2.0", group: "transactions",
-			complexity: "O(1)", acl: []string{"fast", "transaction"}},
+			handler: cmdUnwatch},
 	}
 }
 

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"io"
-	"math"
 	"net"
 	"os"
 	"strconv"
@@ -38,64 +37,6 @@ func argv(t *testing.T, line string) [][]byte {
 		line = line[end:]
 	}
 	return out
-}
-
-func TestParseRedisInt(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true},
-		{"1", 1, true},
-		{"-1", -1, true},
-		{"9223372036854775807", math.MaxInt64, true},
-		{"-9223372036854775808", math.MinInt64, true},
-		{"9223372036854775808", 0, false},
-		{"-9223372036854775809", 0, false},
-		{"18446744073709551616", 0, false},
-		{"99999999999999999999", 0, false},
-		{"", 0, false},
-		{"-", 0, false},
-		{"-0", 0, false},
-		{"+1", 0, false},
-		{"01", 0, false},
-		{"00", 0, false},
-		{" 1", 0, false},
-		{"1 ", 0, false},
-		{"1.5", 0, false},
-		{"1e3", 0, false},
-		{"abc", 0, false},
-		{"0x10", 0, false},
-		{"1\x00", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseRedisInt([]byte(tt.in))
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("parseRedisInt(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
-func TestArgIs(t *testing.T) {
-	tests := []struct {
-		arg, kw string
-		want    bool
-	}{
-		{"maxlen", "maxlen", true},
-		{"MAXLEN", "maxlen", true},
-		{"MaXlEn", "maxlen", true},
-		{"maxlen ", "maxlen", false},
-		{"maxle", "maxlen", false},
-		// strcasecmp folds ASCII only; Unicode folding would take these.
-		{"nomk\u017ftream", "nomkstream", false},
-		{"\u212aEY", "key", false},
-	}
-	for _, tt := range tests {
-		if got := argIs([]byte(tt.arg), tt.kw); got != tt.want {
-			t.Errorf("argIs(%q, %q) = %v, want %v", tt.arg, tt.kw, got, tt.want)
-		}
-	}
 }
 
 func TestStreamCommandsTable(t *testing.T) {
@@ -270,10 +211,10 @@ func newStreamHarness(t *testing.T, proto int) *streamHarness {
 func (h *streamHarness) run(line string, inMulti bool) *cmdContext {
 	h.t.Helper()
 	args := argv(h.t, line)
-	name := strings.ToLower(string(args[0]))
+	name := lower(args[0])
 	spec := h.specs[name]
 	if spec != nil && len(spec.subcommands) > 0 {
-		spec = h.specs[name+"|"+strings.ToLower(string(args[1]))]
+		spec = h.specs[name+"|"+lower(args[1])]
 	}
 	if spec == nil || !spec.arityOK(len(args)) {
 		h.t.Fatalf("%s: not a stream command line with a valid arity", line)

@@ -8,78 +8,33 @@ import (
 	"github.com/eddy-streams/eddy/stream"
 )
 
+// stringCommands are the string commands; their documentation comes from
+// command_meta.go.
 func stringCommands() []*commandSpec {
-	wr := func(name string, arity int, flags cmdFlags, handler func(*cmdContext), since, summary, complexity string, acl []string, ks []keySpec, args []cmdArg) *commandSpec {
-		return &commandSpec{name: name, arity: arity, flags: flags, firstKey: 1, lastKey: 1, step: 1, handler: handler,
-			summary: summary, since: since, group: "string", complexity: complexity, acl: acl, keySpecs: ks, args: args}
+	// one is a command on the key at argument 1.
+	one := func(name string, arity int, flags cmdFlags, handler func(*cmdContext)) *commandSpec {
+		return &commandSpec{name: name, arity: arity, flags: flags, firstKey: 1, lastKey: 1, step: 1, handler: handler}
 	}
-	valArg := cmdArg{name: "value", typ: "string"}
 	return []*commandSpec{
-		wr("set", -3, flagWrite|flagDenyOOM, cmdSet, "1.0.0",
-			"Set the string value of a key", "O(1)", []string{"write", "string", "slow"},
-			[]keySpec{{flags: []string{"RW", "access", "update"}, bsIndex: 1, keyStep: 1}}, []cmdArg{keyArg, valArg,
-				{name: "condition", typ: "oneof", since: "2.6.12", flags: []string{"optional"}, args: []cmdArg{
-					{name: "nx", typ: "pure-token", token: "NX"}, {name: "xx", typ: "pure-token", token: "XX"}}},
-				{name: "get", typ: "pure-token", token: "GET", since: "6.2.0", flags: []string{"optional"}},
-				{name: "expiration", typ: "oneof", flags: []string{"optional"}, args: []cmdArg{
-					{name: "seconds", typ: "integer", token: "EX", since: "2.6.12"},
-					{name: "milliseconds", typ: "integer", token: "PX", since: "2.6.12"},
-					{name: "unix-time-seconds", typ: "unix-time", token: "EXAT", since: "6.2.0"},
-					{name: "unix-time-milliseconds", typ: "unix-time", token: "PXAT", since: "6.2.0"},
-					{name: "keepttl", typ: "pure-token", token: "KEEPTTL", since: "6.0.0"}}}}),
-		wr("get", 2, flagReadOnly|flagFast, cmdGet, "1.0.0", "Get the value of a key", "O(1)",
-			[]string{"read", "string", "fast"}, oneKey("RO", "access"), []cmdArg{keyArg}),
-		wr("getdel", 2, flagWrite|flagFast, cmdGetDel, "6.2.0", "Get the value of a key and delete the key", "O(1)",
-			[]string{"write", "string", "fast"}, oneKey("RW", "access", "delete"), []cmdArg{keyArg}),
-		{name: "mget", arity: -2, flags: flagReadOnly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdMGet,
-			summary: "Get the values of all the given keys", since: "1.0.0", group: "string",
-			complexity: "O(N) where N is the number of keys to retrieve.", acl: []string{"read", "string", "fast"},
-			tips: []string{"request_policy:multi_shard"}, keySpecs: allKeys("RO", "access"),
-			args: []cmdArg{{name: "key", typ: "key", flags: []string{"multiple"}}}},
+		one("set", -3, flagWrite|flagDenyOOM, cmdSet),
+		one("get", 2, flagReadOnly|flagFast, cmdGet),
+		one("getdel", 2, flagWrite|flagFast, cmdGetDel),
+		{name: "mget", arity: -2, flags: flagReadOnly | flagFast, firstKey: 1, lastKey: -1, step: 1, handler: cmdMGet},
 		{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2,
-			handler: func(ctx *cmdContext) { cmdMSet(ctx, false) },
-			summary: "Set multiple keys to multiple values", since: "1.0.1", group: "string",
-			complexity: "O(N) where N is the number of keys to set.", acl: []string{"write", "string", "slow"},
-			tips:     []string{"request_policy:multi_shard", "response_policy:all_succeeded"},
-			keySpecs: []keySpec{{flags: []string{"OW", "update"}, bsIndex: 1, lastKey: -1, keyStep: 2}},
-			args:     []cmdArg{{name: "data", typ: "block", flags: []string{"multiple"}, args: []cmdArg{keyArg, valArg}}}},
+			handler: func(ctx *cmdContext) { cmdMSet(ctx, false) }},
 		{name: "msetnx", arity: -3, flags: flagWrite | flagDenyOOM, firstKey: 1, lastKey: -1, step: 2,
-			handler: func(ctx *cmdContext) { cmdMSet(ctx, true) },
-			summary: "Set multiple keys to multiple values, only if none of the keys exist", since: "1.0.1", group: "string",
-			complexity: "O(N) where N is the number of keys to set.", acl: []string{"write", "string", "slow"},
-			tips:     []string{"request_policy:multi_shard", "response_policy:agg_min"},
-			keySpecs: []keySpec{{flags: []string{"OW", "insert"}, bsIndex: 1, lastKey: -1, keyStep: 2}},
-			args:     []cmdArg{{name: "data", typ: "block", flags: []string{"multiple"}, args: []cmdArg{keyArg, valArg}}}},
-		wr("setnx", 3, flagWrite|flagDenyOOM|flagFast, cmdSetNX, "1.0.0", "Set the value of a key, only if the key does not exist", "O(1)",
-			[]string{"write", "string", "fast"}, oneKey("OW", "insert"), []cmdArg{keyArg, valArg}),
-		wr("setex", 4, flagWrite|flagDenyOOM, func(ctx *cmdContext) { cmdSetEx(ctx, false) }, "2.0.0",
-			"Set the value and expiration of a key", "O(1)", []string{"write", "string", "slow"}, oneKey("OW", "update"),
-			[]cmdArg{keyArg, {name: "seconds", typ: "integer"}, valArg}),
-		wr("psetex", 4, flagWrite|flagDenyOOM, func(ctx *cmdContext) { cmdSetEx(ctx, true) }, "2.6.0",
-			"Set the value and expiration in milliseconds of a key", "O(1)", []string{"write", "string", "slow"}, oneKey("OW", "update"),
-			[]cmdArg{keyArg, {name: "milliseconds", typ: "integer"}, valArg}),
-		wr("incr", 2, flagWrite|flagDenyOOM|flagFast, func(ctx *cmdContext) { incrBy(ctx, 1) }, "1.0.0",
-			"Increment the integer value of a key by one", "O(1)", []string{"write", "string", "fast"}, oneKey("RW", "access", "update"), []cmdArg{keyArg}),
-		wr("decr", 2, flagWrite|flagDenyOOM|flagFast, func(ctx *cmdContext) { incrBy(ctx, -1) }, "1.0.0",
-			"Decrement the integer value of a key by one", "O(1)", []string{"write", "string", "fast"}, oneKey("RW", "access", "update"), []cmdArg{keyArg}),
-		wr("incrby", 3, flagWrite|flagDenyOOM|flagFast, func(ctx *cmdContext) { cmdIncrBy(ctx, false) }, "1.0.0",
-			"Increment the integer value of a key by the given amount", "O(1)", []string{"write", "string", "fast"}, oneKey("RW", "access", "update"),
-			[]cmdArg{keyArg, {name: "increment", typ: "integer"}}),
-		wr("decrby", 3, flagWrite|flagDenyOOM|flagFast, func(ctx *cmdContext) { cmdIncrBy(ctx, true) }, "1.0.0",
-			"Decrement the integer value of a key by the given number", "O(1)", []string{"write", "string", "fast"}, oneKey("RW", "access", "update"),
-			[]cmdArg{keyArg, {name: "decrement", typ: "integer"}}),
-		wr("incrbyfloat", 3, flagWrite|flagDenyOOM|flagFast, cmdIncrByFloat, "2.6.0",
-			"Increment the float value of a key by the given amount", "O(1)", []string{"write", "string", "fast"}, oneKey("RW", "access", "update"),
-			[]cmdArg{keyArg, {name: "increment", typ: "double"}}),
-		wr("append", 3, flagWrite|flagDenyOOM|flagFast, cmdAppend, "2.0.0", "Append a value to a key",
-			"O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.",
-			[]string{"write", "string", "fast"}, oneKey("RW", "insert"), []cmdArg{keyArg, valArg}),
-		wr("strlen", 2, flagReadOnly|flagFast, cmdStrLen, "2.2.0", "Get the length of the value stored in a key", "O(1)",
-			[]string{"read", "string", "fast"}, oneKey("RO"), []cmdArg{keyArg}),
-		wr("getrange", 4, flagReadOnly, cmdGetRange, "2.4.0", "Get a substring of the string stored at a key",
-			"O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
-			[]string{"read", "string", "slow"}, oneKey("RO", "access"),
-			[]cmdArg{keyArg, {name: "start", typ: "integer"}, {name: "end", typ: "integer"}}),
+			handler: func(ctx *cmdContext) { cmdMSet(ctx, true) }},
+		one("setnx", 3, flagWrite|flagDenyOOM|flagFast, cmdSetNX),
+		one("setex", 4, flagWrite|flagDenyOOM, func(ctx *cmdContext) { cmdSetEx(ctx, false) }),
+		one("psetex", 4, flagWrite|flagDenyOOM, func(ctx *cmdContext) { cmdSetEx(ctx, true) }),
+		one("incr", 2, flagWrite|flagDenyOOM|flagFast, func(ctx *cmdContext) { incrBy(ctx, 1) }),
+		one("decr", 2, flagWrite|flagDenyOOM|flagFast, func(ctx *cmdContext) { incrBy(ctx, -1) }),
+		one("incrby", 3, flagWrite|flagDenyOOM|flagFast, func(ctx *cmdContext) { cmdIncrBy(ctx, false) }),
+		one("decrby", 3, flagWrite|flagDenyOOM|flagFast, func(ctx *cmdContext) { cmdIncrBy(ctx, true) }),
+		one("incrbyfloat", 3, flagWrite|flagDenyOOM|flagFast, cmdIncrByFloat),
+		one("append", 3, flagWrite|flagDenyOOM|flagFast, cmdAppend),
+		one("strlen", 2, flagReadOnly|flagFast, cmdStrLen),
+		one("getrange", 4, flagReadOnly, cmdGetRange),
 	}
 }
 
@@ -87,11 +42,9 @@ func stringCommands() []*commandSpec {
 type setArgs struct {
 	opts stream.SetOptions
 	// expire is the EX/PX/EXAT/PXAT argument, checked after the options.
-	expire     []byte
-	unitMs     bool
-	absolute   bool
-	hasExpire  bool
-	keepTTLSet bool
+	expire   []byte
+	unitMs   bool
+	absolute bool
 }
 
 // parseSet parses SET's options as Redis's parseExtendedStringArguments
@@ -100,7 +53,7 @@ func parseSet(args [][]byte, now int64) (stream.SetOptions, string) {
 	var a setArgs
 	var ex, px, exat, pxat bool
 	for j := 3; j < len(args); j++ {
-		opt := strings.ToLower(string(args[j]))
+		opt := lower(args[j])
 		hasNext := j+1 < len(args)
 		switch {
 		case opt == "nx" && !a.opts.XX:
@@ -144,11 +97,11 @@ func parseSet(args [][]byte, now int64) (stream.SetOptions, string) {
 // expireAt turns a SET/SETEX expiry argument into unix ms, with Redis's
 // checks: a positive integer, no overflow.
 func expireAt(arg []byte, unitMs, absolute bool, now int64, cmd string) (int64, string) {
-	n, ok := parseLL(arg)
+	n, ok := parseRedisInt(arg)
 	if !ok {
 		return 0, errValueNotInteger
 	}
-	bad := errInvalidExpire + cmd + "' command"
+	bad := errInvalidExpire(cmd)
 	if n <= 0 || (!unitMs && n > math.MaxInt64/1000) {
 		return 0, bad
 	}
@@ -197,7 +150,7 @@ func cmdSetNX(ctx *cmdContext) {
 }
 
 func cmdSetEx(ctx *cmdContext, unitMs bool) {
-	at, errText := expireAt(ctx.args[2], unitMs, false, ctx.tx.Now(), strings.ToLower(string(ctx.args[0])))
+	at, errText := expireAt(ctx.args[2], unitMs, false, ctx.tx.Now(), lower(ctx.args[0]))
 	if errText != "" {
 		ctx.w.Error(errText)
 		return
@@ -301,7 +254,7 @@ func incrBy(ctx *cmdContext, delta int64) {
 }
 
 func cmdIncrBy(ctx *cmdContext, decr bool) {
-	d, ok := parseLL(ctx.args[2])
+	d, ok := parseRedisInt(ctx.args[2])
 	if !ok {
 		ctx.w.Error(errValueNotInteger)
 		return
@@ -349,8 +302,8 @@ func cmdStrLen(ctx *cmdContext) {
 }
 
 func cmdGetRange(ctx *cmdContext) {
-	start, ok1 := parseLL(ctx.args[2])
-	end, ok2 := parseLL(ctx.args[3])
+	start, ok1 := parseRedisInt(ctx.args[2])
+	end, ok2 := parseRedisInt(ctx.args[3])
 	if !ok1 || !ok2 {
 		ctx.w.Error(errValueNotInteger)
 		return

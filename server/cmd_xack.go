@@ -23,6 +23,17 @@ func groupExists(ctx *cmdContext, key, group []byte) (exists, ok bool) {
 	return false, false
 }
 
+// requireGroup is groupExists for XPENDING, XCLAIM and XAUTOCLAIM, which
+// answer a missing key or group with NOGROUP: false when an error reply
+// was written.
+func requireGroup(ctx *cmdContext, key, group []byte) bool {
+	exists, ok := groupExists(ctx, key, group)
+	if ok && !exists {
+		ctx.w.Error(errNoKeyOrGroup(key, group))
+	}
+	return ok && exists
+}
+
 // cmdXAck is XACK key group id...: how many of the IDs were pending. A
 // missing key or group acknowledges nothing, before the IDs are even
 // parsed, as in Redis; an invalid ID fails the whole command.
@@ -129,12 +140,7 @@ func cmdXPending(ctx *cmdContext) {
 		return
 	}
 	key, group := ctx.args[1], ctx.args[2]
-	exists, ok := groupExists(ctx, key, group)
-	if !ok {
-		return
-	}
-	if !exists {
-		ctx.w.Error(errNoKeyOrGroup(key, group))
+	if !requireGroup(ctx, key, group) {
 		return
 	}
 	if a.summary {

@@ -69,12 +69,7 @@ func parseXClaim(args [][]byte) (stream.ClaimArgs, string) {
 // the consumer. Redis finds the key and group before parsing anything.
 func cmdXClaim(ctx *cmdContext) {
 	key, group, consumer := ctx.args[1], ctx.args[2], ctx.args[3]
-	exists, ok := groupExists(ctx, key, group)
-	if !ok {
-		return
-	}
-	if !exists {
-		ctx.w.Error(errNoKeyOrGroup(key, group))
+	if !requireGroup(ctx, key, group) {
 		return
 	}
 	a, errText := parseXClaim(ctx.args)
@@ -156,12 +151,7 @@ func cmdXAutoClaim(ctx *cmdContext) {
 		return
 	}
 	key, group, consumer := ctx.args[1], ctx.args[2], ctx.args[3]
-	exists, ok := groupExists(ctx, key, group)
-	if !ok {
-		return
-	}
-	if !exists {
-		ctx.w.Error(errNoKeyOrGroup(key, group))
+	if !requireGroup(ctx, key, group) {
 		return
 	}
 	if a.Count > xautoclaimAllocLimit {

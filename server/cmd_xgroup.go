@@ -203,29 +203,25 @@ func cmdXGroupDestroy(ctx *cmdContext) {
 	}
 }
 
-// cmdXGroupHelp replies XGROUP HELP's text, line by line as Redis 7.0.
-func cmdXGroupHelp(ctx *cmdContext) {
-	lines := [...]string{
-		"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"CREATE <key> <groupname> <id|$> [option]",
-		"    Create a new consumer group. Options are:",
-		"    * MKSTREAM",
-		"      Create the empty stream if it does not exist.",
-		"    * ENTRIESREAD entries_read",
-		"      Set the group's entries_read counter (internal use).",
-		"CREATECONSUMER <key> <groupname> <consumer>",
-		"    Create a new consumer in the specified group.",
-		"DELCONSUMER <key> <groupname> <consumer>",
-		"    Remove the specified consumer.",
-		"DESTROY <key> <groupname>",
-		"    Remove the specified group.",
-		"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-		"    Set the current group ID and entries_read counter.",
-		"HELP",
-		"    Prints this help.",
-	}
-	ctx.w.Array(len(lines))
-	for _, l := range lines {
-		ctx.w.Simple(l)
-	}
+// xgroupHelp is XGROUP HELP's text, line by line as Redis 7.0 sends it.
+var xgroupHelp = []string{
+	"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CREATE <key> <groupname> <id|$> [option]",
+	"    Create a new consumer group. Options are:",
+	"    * MKSTREAM",
+	"      Create the empty stream if it does not exist.",
+	"    * ENTRIESREAD entries_read",
+	"      Set the group's entries_read counter (internal use).",
+	"CREATECONSUMER <key> <groupname> <consumer>",
+	"    Create a new consumer in the specified group.",
+	"DELCONSUMER <key> <groupname> <consumer>",
+	"    Remove the specified consumer.",
+	"DESTROY <key> <groupname>",
+	"    Remove the specified group.",
+	"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+	"    Set the current group ID and entries_read counter.",
+	"HELP",
+	"    Prints this help.",
 }
+
+func cmdXGroupHelp(ctx *cmdContext) { writeHelp(ctx.w, xgroupHelp) }

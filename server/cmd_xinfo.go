@@ -238,21 +238,17 @@ func writeGroupsFull(w *replyWriter, gs []stream.GroupFull) {
 	}
 }
 
-// cmdXInfoHelp replies XINFO HELP's text, line by line as Redis 7.0.
-func cmdXInfoHelp(ctx *cmdContext) {
-	lines := [...]string{
-		"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"CONSUMERS <key> <groupname>",
-		"    Show consumers of <groupname>.",
-		"GROUPS <key>",
-		"    Show the stream consumer groups.",
-		"STREAM <key> [FULL [COUNT <count>]",
-		"    Show information about the stream.",
-		"HELP",
-		"    Prints this help.",
-	}
-	ctx.w.Array(len(lines))
-	for _, l := range lines {
-		ctx.w.Simple(l)
-	}
+// xinfoHelp is XINFO HELP's text, line by line as Redis 7.0 sends it.
+var xinfoHelp = []string{
+	"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CONSUMERS <key> <groupname>",
+	"    Show consumers of <groupname>.",
+	"GROUPS <key>",
+	"    Show the stream consumer groups.",
+	"STREAM <key> [FULL [COUNT <count>]",
+	"    Show information about the stream.",
+	"HELP",
+	"    Prints this help.",
 }
+
+func cmdXInfoHelp(ctx *cmdContext) { writeHelp(ctx.w, xinfoHelp) }

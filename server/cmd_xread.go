@@ -27,11 +27,24 @@ type xreadID struct {
 	errText string
 }
 
-// parseXRead parses XREAD [COUNT n] [BLOCK ms] STREAMS key... id...,
-// checking options in Redis's order. ID errors are left in ids for the
-// handler (see xreadID.errText).
-func parseXRead(args [][]byte) (xreadArgs, string) {
-	var a xreadArgs
+// xreadOptions are the options XREAD and XREADGROUP share, as Redis's
+// xreadCommand reads them for both.
+type xreadOptions struct {
+	count           int64 // entries per key; 0 (also for a negative COUNT): all
+	block           bool  // BLOCK given
+	timeout         int64 // BLOCK's milliseconds; 0 waits forever
+	group, consumer []byte
+	noAck           bool
+	keys, ids       [][]byte // after STREAMS: one ID argument per key
+}
+
+// parseXReadOptions reads [GROUP g c] [COUNT n] [BLOCK ms] [NOACK]
+// STREAMS key... id... in the order Redis's xreadCommand checks them, with
+// its texts; readGroup says which command it is (XREAD refuses GROUP and
+// NOACK, XREADGROUP requires GROUP). A GROUP given twice keeps the last
+// one. Everything after STREAMS is keys and IDs, option names included.
+func parseXReadOptions(args [][]byte, readGroup bool) (xreadOptions, string) {
+	var o xreadOptions
 	streamsAt := 0
 	for i := 1; i < len(args) && streamsAt == 0; i++ {
 		more := len(args) - 1 - i
@@ -40,53 +53,84 @@ func parseXRead(args [][]byte) (xreadArgs, string) {
 			i++
 			ms, ok := parseRedisInt(args[i])
 			if !ok {
-				return a, errTimeoutNotInteger
+				return o, errTimeoutNotInteger
 			}
 			if ms < 0 {
-				return a, errTimeoutNegative
+				return o, errTimeoutNegative
 			}
-			a.block, a.timeout = true, ms
+			o.block, o.timeout = true, ms
 		case argIs(opt, "count") && more > 0:
 			i++
 			n, ok := parseRedisInt(args[i])
 			if !ok {
-				return a, errValueNotInteger
+				return o, errValueNotInteger
 			}
-			a.count = max(n, 0)
+			o.count = max(n, 0)
 		case argIs(opt, "streams") && more > 0:
 			if (len(args)-i-1)%2 != 0 {
-				return a, errXReadUnbalanced
+				return o, errXReadUnbalanced
 			}
 			streamsAt = i + 1
 		case argIs(opt, "group") && more >= 2:
-			return a, errXReadGroupOption
+			if !readGroup {
+				return o, errXReadGroupOption
+			}
+			o.group, o.consumer = args[i+1], args[i+2]
+			i += 2
 		case argIs(opt, "noack"):
-			return a, errXReadNoAck
+			if !readGroup {
+				return o, errXReadNoAck
+			}
+			o.noAck = true
 		default:
-			return a, errSyntax
+			return o, errSyntax
 		}
 	}
 	if streamsAt == 0 {
-		return a, errSyntax
+		return o, errSyntax
+	}
+	if readGroup && o.group == nil {
+		return o, errXReadGroupMissing
 	}
 	n := (len(args) - streamsAt) / 2
-	a.keys = args[streamsAt : streamsAt+n]
-	a.ids = make([]xreadID, n)
-	for i, arg := range args[streamsAt+n:] {
-		switch {
-		case len(arg) == 1 && arg[0] == '$':
+	o.keys, o.ids = args[streamsAt:streamsAt+n], args[streamsAt+n:]
+	return o, ""
+}
+
+// parseXRead parses XREAD [COUNT n] [BLOCK ms] STREAMS key... id...,
+// checking options in Redis's order. ID errors are left in ids for the
+// handler (see xreadID.errText).
+func parseXRead(args [][]byte) (xreadArgs, string) {
+	o, errText := parseXReadOptions(args, false)
+	if errText != "" {
+		return xreadArgs{}, errText
+	}
+	a := xreadArgs{count: o.count, block: o.block, timeout: o.timeout, keys: o.keys, ids: make([]xreadID, len(o.ids))}
+	for i, arg := range o.ids {
+		switch id, special, errText := parseReadID(arg); special {
+		case '$':
 			a.ids[i].dollar = true
-		case len(arg) == 1 && arg[0] == '>':
+		case '>':
 			a.ids[i].errText = errXReadGroupID
 		default:
-			id, ok := parseStrictID(arg)
-			if !ok {
-				a.ids[i].errText = errInvalidStreamID
-			}
-			a.ids[i].id = id
+			a.ids[i].id, a.ids[i].errText = id, errText
 		}
 	}
 	return a, ""
+}
+
+// parseReadID parses one ID after STREAMS: "$" and ">" come back as
+// special, for the command to take or refuse; anything else must be a
+// strict ID (errText errInvalidStreamID otherwise).
+func parseReadID(arg []byte) (id stream.ID, special byte, errText string) {
+	if len(arg) == 1 && (arg[0] == '$' || arg[0] == '>') {
+		return stream.ID{}, arg[0], ""
+	}
+	id, ok := parseStrictID(arg)
+	if !ok {
+		return id, 0, errInvalidStreamID
+	}
+	return id, 0, ""
 }
 
 // blockTimeout converts BLOCK's milliseconds, saturating where a Duration
@@ -98,14 +142,16 @@ func blockTimeout(ms int64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// xreadResult is one stream's part of an XREAD reply.
+// xreadResult is one key's part of an XREAD or XREADGROUP reply.
 type xreadResult struct {
 	key     []byte
 	entries []stream.Entry
 }
 
-// writeXRead writes the streams served: an array of [key, entries] pairs
-// in RESP2, a map from key to entries in RESP3 (as Redis 7.0).
+// writeXRead writes the keys served, by XREAD or XREADGROUP: an array of
+// [key, entries] pairs in RESP2, a map from key to entries in RESP3 (as
+// Redis 7.0). An entry with nil Fields, which only XREADGROUP returns (a
+// pending entry deleted from the stream), is its ID and a nil array.
 func writeXRead(w *replyWriter, rs []xreadResult) {
 	if w.proto == 3 {
 		w.Map(len(rs))
@@ -117,8 +163,23 @@ func writeXRead(w *replyWriter, rs []xreadResult) {
 			w.Array(2)
 		}
 		w.Bulk(r.key)
-		w.Entries(r.entries)
+		w.Array(len(r.entries))
+		for _, e := range r.entries {
+			writeEntryOrDeleted(w, e)
+		}
 	}
+}
+
+// writeEntryOrDeleted writes an entry; nil Fields (deleted from the
+// stream, still pending) is written as Redis does: the ID and a nil array.
+func writeEntryOrDeleted(w *replyWriter, e stream.Entry) {
+	if e.Fields != nil {
+		w.Entry(e)
+		return
+	}
+	w.Array(2)
+	w.ID(e.ID)
+	w.NullArray()
 }
 
 // cmdXRead serves the entries after each given ID, or blocks (BLOCK,

@@ -36,65 +36,22 @@ const xreadBlockedDefaultCount = 1000
 // parseXReadGroup parses XREADGROUP GROUP g c [COUNT n] [BLOCK ms]
 // [NOACK] STREAMS key... id..., in the order Redis's xreadCommand checks
 // (the loop it shares with XREAD, so unbalanced streams get XREAD's text).
-// A GROUP given twice keeps the last one, as in Redis.
+// ID errors are left in ids for the handler (see xreadGroupID.errText).
 func parseXReadGroup(args [][]byte) (xreadGroupArgs, string) {
-	var a xreadGroupArgs
-	streamsAt := 0
-	for i := 1; i < len(args) && streamsAt == 0; i++ {
-		more := len(args) - 1 - i
-		switch opt := args[i]; {
-		case argIs(opt, "block") && more > 0:
-			i++
-			ms, ok := parseRedisInt(args[i])
-			if !ok {
-				return a, errTimeoutNotInteger
-			}
-			if ms < 0 {
-				return a, errTimeoutNegative
-			}
-			a.block, a.timeout = true, ms
-		case argIs(opt, "count") && more > 0:
-			i++
-			n, ok := parseRedisInt(args[i])
-			if !ok {
-				return a, errValueNotInteger
-			}
-			a.count = max(n, 0)
-		case argIs(opt, "streams") && more > 0:
-			if (len(args)-i-1)%2 != 0 {
-				return a, errXReadUnbalanced
-			}
-			streamsAt = i + 1
-		case argIs(opt, "group") && more >= 2:
-			a.group, a.consumer = args[i+1], args[i+2]
-			i += 2
-		case argIs(opt, "noack"):
-			a.noAck = true
-		default:
-			return a, errSyntax
-		}
+	o, errText := parseXReadOptions(args, true)
+	if errText != "" {
+		return xreadGroupArgs{}, errText
 	}
-	if streamsAt == 0 {
-		return a, errSyntax
-	}
-	if a.group == nil {
-		return a, errXReadGroupMissing
-	}
-	n := (len(args) - streamsAt) / 2
-	a.keys = args[streamsAt : streamsAt+n]
-	a.ids = make([]xreadGroupID, n)
-	for i, arg := range args[streamsAt+n:] {
-		switch {
-		case len(arg) == 1 && arg[0] == '$':
+	a := xreadGroupArgs{group: o.group, consumer: o.consumer, count: o.count, block: o.block, timeout: o.timeout,
+		noAck: o.noAck, keys: o.keys, ids: make([]xreadGroupID, len(o.ids))}
+	for i, arg := range o.ids {
+		switch id, special, errText := parseReadID(arg); special {
+		case '$':
 			a.ids[i].errText = errXReadGroupDollar
-		case len(arg) == 1 && arg[0] == '>':
+		case '>':
 			a.ids[i].newOnly = true
 		default:
-			id, ok := parseStrictID(arg)
-			if !ok {
-				a.ids[i].errText = errInvalidStreamID
-			}
-			a.ids[i].id = id
+			a.ids[i].id, a.ids[i].errText = id, errText
 		}
 	}
 	return a, ""
@@ -125,7 +82,7 @@ func cmdXReadGroup(ctx *cmdContext) {
 		}
 	}
 	rga := stream.ReadGroupArgs{Group: a.group, Consumer: a.consumer, Count: a.count, NoAck: a.noAck}
-	var served []xreadGroupResult
+	var served []xreadResult
 	for i, key := range a.keys {
 		res, err := ctx.tx.XReadGroup(ctx.db, key, rga, a.ids[i].id, a.ids[i].newOnly)
 		if err != nil {
@@ -133,11 +90,11 @@ func cmdXReadGroup(ctx *cmdContext) {
 			return
 		}
 		if res.Served {
-			served = append(served, xreadGroupResult{key, res.Entries})
+			served = append(served, xreadResult{key, res.Entries})
 		}
 	}
 	if len(served) > 0 {
-		writeXReadGroup(ctx.w, served)
+		writeXRead(ctx.w, served)
 		return
 	}
 	if !a.block || ctx.inMulti {
@@ -221,48 +178,9 @@ func (gw *groupWait) retry(ctx *cmdContext) bool {
 			return true
 		}
 		if res.Served {
-			writeXReadGroup(ctx.w, []xreadGroupResult{{key, res.Entries}})
+			writeXRead(ctx.w, []xreadResult{{key, res.Entries}})
 			return true
 		}
 	}
 	return false
-}
-
-// xreadGroupResult is one key's part of an XREADGROUP reply.
-type xreadGroupResult struct {
-	key     []byte
-	entries []stream.Entry
-}
-
-// writeXReadGroup writes the keys served as XREAD does (pairs in RESP2, a
-// map in RESP3); a pending entry deleted from the stream is its ID and a
-// nil array.
-func writeXReadGroup(w *replyWriter, rs []xreadGroupResult) {
-	if w.proto == 3 {
-		w.Map(len(rs))
-	} else {
-		w.Array(len(rs))
-	}
-	for _, r := range rs {
-		if w.proto != 3 {
-			w.Array(2)
-		}
-		w.Bulk(r.key)
-		w.Array(len(r.entries))
-		for _, e := range r.entries {
-			writeEntryOrDeleted(w, e)
-		}
-	}
-}
-
-// writeEntryOrDeleted writes an entry; nil Fields (deleted from the
-// stream, still pending) is written as Redis does: the ID and a nil array.
-func writeEntryOrDeleted(w *replyWriter, e stream.Entry) {
-	if e.Fields != nil {
-		w.Entry(e)
-		return
-	}
-	w.Array(2)
-	w.ID(e.ID)
-	w.NullArray()
 }

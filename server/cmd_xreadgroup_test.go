@@ -59,7 +59,7 @@ func TestParseXReadGroup(t *testing.T) {
 }
 
 func TestWriteXReadGroupDeletedEntry(t *testing.T) {
-	rs := []xreadGroupResult{{key: []byte("s"), entries: []stream.Entry{
+	rs := []xreadResult{{key: []byte("s"), entries: []stream.Entry{
 		{ID: stream.ID{Ms: 1}},
 		{ID: stream.ID{Ms: 2}, Fields: [][]byte{[]byte("f"), []byte("v")}},
 	}}}
@@ -71,7 +71,7 @@ func TestWriteXReadGroupDeletedEntry(t *testing.T) {
 		{3, "%1\r\n$1\r\ns\r\n*2\r\n*2\r\n$3\r\n1-0\r\n_\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"},
 	} {
 		w := &replyWriter{proto: tc.proto}
-		writeXReadGroup(w, rs)
+		writeXRead(w, rs)
 		if string(w.buf) != tc.want {
 			t.Errorf("RESP%d: %q, want %q", tc.proto, w.buf, tc.want)
 		}

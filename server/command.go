@@ -25,7 +25,6 @@ const (
 	flagNoMulti    // refused inside MULTI
 	flagNoKeyspace // touches no key: runs without a transaction
 
-	// Flags below were added by the dispatcher's owner.
 	flagSkipMonitor
 	flagSkipSlowlog
 	flagMayReplicate
@@ -38,7 +37,11 @@ const (
 	flagExecLike       // refused at dispatch: the queued transaction is discarded with EXECABORT (EXEC)
 )
 
-// commandSpec is one entry of the command table.
+// commandSpec is one entry of the command table: what drives dispatch
+// (name, arity, flags, key positions, handler, subcommands). What COMMAND
+// INFO and COMMAND DOCS report besides is the embedded commandMeta, which
+// buildTable fills from command_meta.go; a table entry writes it only for
+// a command Redis 7.0 lacks (CLIENT SETINFO).
 type commandSpec struct {
 	name     string // lower case
 	arity    int    // Redis's rule: n exact, -n at least n (name counted)
@@ -50,23 +53,9 @@ type commandSpec struct {
 	// subcommands (XINFO STREAM, CLIENT LIST, ...) are looked up by the
 	// second argument; the parent's handler is unused when set.
 	subcommands []*commandSpec
-	// docs for COMMAND DOCS.
-	summary string
-	since   string
-	group   string
+	parent      *commandSpec // set for subcommands when the table is built
 
-	// COMMAND INFO / DOCS metadata, as Redis 7.0 reports it.
-	complexity string
-	acl        []string     // ACL categories without '@' ("write", "stream", "fast")
-	tips       []string     // command tips ("nondeterministic_output")
-	keySpecs   []keySpec    // key specifications
-	args       []cmdArg     // COMMAND DOCS arguments
-	docFlags   []string     // COMMAND DOCS doc_flags ("deprecated")
-	parent     *commandSpec // set for subcommands when the table is built
-
-	deprecatedSince string      // COMMAND DOCS deprecated_since
-	replacedBy      string      // COMMAND DOCS replaced_by
-	history         [][2]string // COMMAND DOCS history: (version, change) pairs, oldest first
+	commandMeta
 }
 
 // keySpec is one key specification of COMMAND INFO (Redis 7.0 shape).
@@ -98,7 +87,6 @@ type cmdArg struct {
 	// deprecatedSince is the version that deprecated the argument.
 	deprecatedSince string
 	flags           []string // "optional", "multiple", "multiple_token"
-	value           string   // display text (defaults to name)
 	args            []cmdArg // for "oneof" and "block"
 }
 
@@ -118,13 +106,15 @@ type cmdContext struct {
 	failed bool
 
 	// woken, for a blockRequest's retry, are the keys to look at, in the
-	// order to serve them: the keys appended to since the last look, in
-	// commit order, as the blocking layer saw them in OnCommit.
+	// order to serve them: the keys changed since the last look (appended
+	// to, or for XREADGROUP also deleted, replaced or flushed away, so a
+	// reader whose key or group is gone gets its error), in commit order,
+	// as the blocking layer saw them in OnCommit.
 	woken [][]byte
 
 	// block, set by a handler that found nothing to return, asks the
-	// dispatcher to park the client until one of keys (in db) is appended
-	// to, the timeout passes, or the client goes away.
+	// dispatcher to park the client until one of keys (in db) changes (see
+	// woken), the timeout passes, or the client goes away.
 	block *blockRequest
 }
 
@@ -157,15 +147,5 @@ type commandMeta struct {
 	keySpecs                          []keySpec
 }
 
-// applyMeta replaces the spec's documentation with Redis's. A command
-// Redis 7.0 lacks (CLIENT SETINFO) keeps what its table entry says.
-func (spec *commandSpec) applyMeta(m commandMeta) {
-	spec.summary, spec.since, spec.group, spec.complexity = m.summary, m.since, m.group, m.complexity
-	spec.docFlags = m.docFlags
-	spec.deprecatedSince, spec.replacedBy = m.deprecatedSince, m.replacedBy
-	spec.history = m.history
-	spec.args = m.args
-	spec.acl = m.acl
-	spec.tips = m.tips
-	spec.keySpecs = m.keySpecs
-}
+// applyMeta replaces the spec's documentation with Redis's.
+func (spec *commandSpec) applyMeta(m commandMeta) { spec.commandMeta = m }

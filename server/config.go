@@ -46,22 +46,7 @@ type Config struct {
 // a directive name that is not in the table.
 var ErrUnknownDirective = errors.New("unknown directive")
 
-// Reason texts and reply formats for CONFIG SET, as Redis 7.0.15 sends them
-// (checked against redis-server 7.0.15 by hand; config_test.go freezes them).
-var (
-	errNotInteger      = errors.New("argument couldn't be parsed into an integer")
-	errNotMemory       = errors.New("argument must be a memory value")
-	errImmutableConfig = errors.New("can't set immutable config")
-	errDuplicateConfig = errors.New("duplicate parameter")
-	errConfigSetSyntax = errors.New("ERR syntax error")
-
-	errUnbalancedQuotes = errors.New("unbalanced quotes in configuration line")
-)
-
-const (
-	configSetUnknownFmt = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
-	configSetFailedFmt  = "ERR CONFIG SET failed (possibly related to argument '%s') - %w"
-)
+// CONFIG SET's reasons and reply formats are in errors.go.
 
 // Limits Redis puts on the directives we share with it.
 const (
@@ -149,7 +134,7 @@ var configTable = []configDirectiveSpec{
 
 func lookupConfigDirective(name string) *configDirectiveSpec {
 	for i := range configTable {
-		if strings.EqualFold(configTable[i].name, name) {
+		if nameIs(name, configTable[i].name) {
 			return &configTable[i]
 		}
 	}
@@ -317,7 +302,7 @@ func (c *Config) SetRuntimeMany(args ...string) error {
 	}
 	n := len(args) / 2
 	set := make([]*configDirectiveSpec, n)
-	var unknown, errArg string
+	var unknown, badArg string
 	var reason error
 	for i := range n {
 		name := args[2*i]
@@ -332,22 +317,22 @@ func (c *Config) SetRuntimeMany(args ...string) error {
 			continue
 		}
 		if d.immutable {
-			errArg, reason = name, errImmutableConfig
+			badArg, reason = name, errImmutableConfig
 			continue
 		}
 		for j := range i {
 			if set[j] == d {
-				errArg, reason = name, errDuplicateConfig
+				badArg, reason = name, errDuplicateConfig
 				break
 			}
 		}
 		set[i] = d
 	}
 	if unknown != "" {
-		return fmt.Errorf(configSetUnknownFmt, unknown)
+		return fmt.Errorf(errConfigSetUnknown, unknown)
 	}
 	if reason != nil {
-		return fmt.Errorf(configSetFailedFmt, errArg, reason)
+		return fmt.Errorf(errConfigSetFailed, badArg, reason)
 	}
 
 	next := *c
@@ -356,12 +341,12 @@ func (c *Config) SetRuntimeMany(args ...string) error {
 		if d.value.multi {
 			split, err := splitConfigArgs(vals[0])
 			if err != nil {
-				return fmt.Errorf(configSetFailedFmt, d.name, err)
+				return fmt.Errorf(errConfigSetFailed, d.name, err)
 			}
 			vals = split
 		}
 		if err := d.value.set(&next, vals); err != nil {
-			return fmt.Errorf(configSetFailedFmt, d.name, err)
+			return fmt.Errorf(errConfigSetFailed, d.name, err)
 		}
 	}
 	*c = next
@@ -428,12 +413,12 @@ func (l *LiveConfig) Set(args ...string) error {
 func configInt[T int | int64](lo, hi int64, field func(*Config) *T) configValue {
 	return configValue{
 		set: func(c *Config, args []string) error {
-			n, ok := parseConfigInt(args[0])
+			n, ok := parseRedisInt([]byte(args[0]))
 			if !ok {
 				return errNotInteger
 			}
 			if n < lo || n > hi {
-				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+				return fmt.Errorf(errConfigRange, lo, hi)
 			}
 			*field(c) = T(n)
 			return nil
@@ -451,7 +436,7 @@ func configMemory(lo, hi int64, field func(*Config) *int64) configValue {
 				return errNotMemory
 			}
 			if n < lo || n > hi {
-				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+				return fmt.Errorf(errConfigRange, lo, hi)
 			}
 			*field(c) = n
 			return nil
@@ -463,11 +448,11 @@ func configMemory(lo, hi int64, field func(*Config) *int64) configValue {
 // configEnum accepts one of options, case-insensitively, and stores it in lower
 // case. The options are listed in Redis's order, which its error text shows.
 func configEnum(options []string, field func(*Config) *string) configValue {
-	msg := "argument(s) must be one of the following: " + strings.Join(options, ", ")
+	msg := errConfigEnumPrefix + strings.Join(options, ", ")
 	return configValue{
 		set: func(c *Config, args []string) error {
 			for _, o := range options {
-				if strings.EqualFold(o, args[0]) {
+				if nameIs(args[0], o) {
 					*field(c) = o
 					return nil
 				}
@@ -483,7 +468,7 @@ func configEnum(options []string, field func(*Config) *string) configValue {
 func configFixed(value, reason string) configValue {
 	return configValue{
 		set: func(_ *Config, args []string) error {
-			if !strings.EqualFold(args[0], value) {
+			if !nameIs(args[0], value) {
 				return errors.New(reason)
 			}
 			return nil
@@ -506,7 +491,7 @@ func configDir() configValue {
 	return configValue{
 		set: func(c *Config, args []string) error {
 			if args[0] == "" {
-				return errors.New("directory must not be empty")
+				return errEmptyDir
 			}
 			c.Dir = args[0]
 			return nil
@@ -525,11 +510,11 @@ func configBind() configValue {
 		multi: true,
 		set: func(c *Config, args []string) error {
 			if len(args) > maxBindAddrs {
-				return fmt.Errorf("too many bind addresses (at most %d)", maxBindAddrs)
+				return fmt.Errorf(errConfigTooManyBind, maxBindAddrs)
 			}
 			for _, a := range args {
 				if !validBindAddr(a) {
-					return fmt.Errorf("%q is not an IP address or host name", a)
+					return fmt.Errorf(errConfigBadBind, a)
 				}
 			}
 			c.Bind = append([]string(nil), args...)
@@ -557,28 +542,6 @@ func validBindAddr(a string) bool {
 	return true
 }
 
-// parseConfigInt follows Redis's string2ll: "0", or an optional '-' then a
-// digit 1-9 then digits, fitting in an int64. "+1", "01", "-0", " 1" fail.
-func parseConfigInt(s string) (int64, bool) {
-	if s == "0" {
-		return 0, true
-	}
-	digits := strings.TrimPrefix(s, "-")
-	if digits == "" || digits[0] < '1' || digits[0] > '9' {
-		return 0, false
-	}
-	for i := 1; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n, true
-}
-
 // parseConfigMemory follows Redis 7.0's memtoull as CONFIG SET uses it: digits
 // (leading zeros and none at all allowed) then an optional unit, b, k=1000,
 // kb=1024, m, mb, g, gb, any case. Like Redis it saturates digits past
@@ -594,7 +557,7 @@ func parseConfigMemory(s string) (int64, bool) {
 		i++
 	}
 	var mul uint64
-	switch strings.ToLower(s[i:]) {
+	switch lower([]byte(s[i:])) {
 	case "", "b":
 		mul = 1
 	case "k":

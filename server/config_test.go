@@ -191,36 +191,6 @@ func TestParseConfigMemory(t *testing.T) {
 	}
 }
 
-func TestParseConfigInt(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true},
-		{"5", 5, true},
-		{"-5", -5, true},
-		{"9223372036854775807", 9223372036854775807, true},
-		{"-9223372036854775808", -9223372036854775808, true},
-		{"9223372036854775808", 0, false},
-		{"05", 0, false},
-		{"-0", 0, false},
-		{"+5", 0, false},
-		{" 5", 0, false},
-		{"5 ", 0, false},
-		{"0x10", 0, false},
-		{"1e3", 0, false},
-		{"", 0, false},
-		{"-", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseConfigInt(tt.in)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseConfigInt(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestConfigMatch(t *testing.T) {
 	tests := []struct {
 		pattern, s string

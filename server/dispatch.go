@@ -31,7 +31,8 @@ type cmdStats struct {
 	calls, usec, rejected, failed atomic.Int64
 }
 
-// buildTable indexes the table and links subcommands to their parent.
+// buildTable indexes the table, links subcommands to their parent and
+// gives every command Redis has its documentation from command_meta.go.
 func (s *Server) buildTable(cmds []*commandSpec) {
 	s.table = make(map[string]*commandSpec, len(cmds))
 	s.cmdStats = make(map[*commandSpec]*cmdStats)
@@ -87,60 +88,6 @@ func (spec *commandSpec) arityOK(n int) bool {
 	return n >= -spec.arity
 }
 
-// unknownCommandText is Redis's reply to an unknown command: the name cut
-// at 128 bytes and the arguments quoted until 128 bytes of them are shown.
-func unknownCommandText(args [][]byte) string {
-	var b strings.Builder
-	for i := 1; i < len(args) && b.Len() < 128; i++ {
-		a := cString(args[i])
-		if room := 128 - b.Len(); len(a) > room {
-			a = a[:room]
-		}
-		b.WriteString("'")
-		b.WriteString(a)
-		b.WriteString("' ")
-	}
-	return sanitizeError("ERR unknown command '" + truncate(cString(args[0]), 128) + "', with args beginning with: " + b.String())
-}
-
-// unknownSubcommandText is Redis's reply to an unknown subcommand.
-func unknownSubcommandText(parent string, sub []byte) string {
-	return sanitizeError("ERR unknown subcommand '" + truncate(cString(sub), 128) + "'. Try " + strings.ToUpper(parent) + " HELP.")
-}
-
-// cString cuts b at its first NUL, as C's printf("%s") would.
-func cString(b []byte) string {
-	for i, ch := range b {
-		if ch == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
-
-// sanitizeError replaces CR and LF, which would break the reply line, by
-// spaces, as Redis does. It works on bytes: every other byte, valid UTF-8
-// or not, is sent as the client sent it.
-func sanitizeError(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	b := []byte(s)
-	for i, ch := range b {
-		if ch == '\r' || ch == '\n' {
-			b[i] = ' '
-		}
-	}
-	return string(b)
-}
-
 // reject refuses a command before it runs: the error reply, the
 // rejected_calls counter, and a queued transaction marked to abort.
 func (s *Server) reject(c *client, spec *commandSpec, text string) {
@@ -170,11 +117,11 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 	switch {
 	case spec == nil && parent != nil:
 		c.noteCommand(parent.name, now)
-		s.reject(c, nil, unknownSubcommandText(parent.name, args[1]))
+		s.reject(c, nil, errUnknownSubcommand(parent.name, args[1]))
 		return
 	case spec == nil:
 		c.noteCommand("NULL", now)
-		s.reject(c, nil, unknownCommandText(args))
+		s.reject(c, nil, errUnknownCommand(args))
 		return
 	}
 	c.noteCommand(spec.fullName(), now)
@@ -191,7 +138,7 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 			c.setMultiCount(-1)
 			s.watch.unwatchAll(c)
 			s.cmdStats[spec].rejected.Add(1)
-			c.w.Error(errExecAbortBecause + strings.TrimPrefix(text, "ERR "))
+			c.w.Error(errExecAbortedBecause(text))
 			return
 		}
 		s.reject(c, spec, text)

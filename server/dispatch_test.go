@@ -45,7 +45,7 @@ func TestUnknownCommandText(t *testing.T) {
 		for i, a := range c.args {
 			args[i] = []byte(a)
 		}
-		if got := unknownCommandText(args); got != c.want {
+		if got := errUnknownCommand(args); got != c.want {
 			t.Errorf("%q:\n got %q\nwant %q", c.args, got, c.want)
 		}
 	}

@@ -71,29 +71,121 @@ const (
 	errXAutoClaimMemory  = "ERR Insufficient memory, failed allocating transient memory, COUNT too high."
 
 	// Dispatcher, connection and admin commands (server core).
-	errExecAbortBecause  = "EXECABORT Transaction discarded because of: "
-	errNotInMulti        = "ERR Command not allowed inside a transaction"
-	errUnblocked         = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
-	errUnblockReason     = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
-	errClientName        = "ERR Client names cannot contain spaces, newlines or special characters."
-	errNoSuchClient      = "ERR No such client"
-	errClientIDPositive  = "ERR client-id should be greater than 0"
-	errProtoVersion      = "ERR Protocol version is not an integer or out of range"
-	errNoProto           = "NOPROTO unsupported protocol version"
-	errHelloNoAuth       = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
-	errHelloSyntaxPrefix = "ERR Syntax error in HELLO option '"
-	errDebugDisabled     = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
-	errInvalidExpire     = "ERR invalid expire time in '"
-	errMaxClients        = "ERR max number of clients reached"
-	errInvalidCursor     = "ERR invalid cursor"
-	errNaNOrInf          = "ERR increment would produce NaN or Infinity"
-	errDecrOverflow      = "ERR decrement would overflow"
-	errExpireNXXX        = "ERR NX and XX, GT or LT options at the same time are not compatible"
-	errExpireGTLT        = "ERR GT and LT options at the same time are not compatible"
-	errNoLFU             = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
-	errStringTooLong     = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
-	errUnsupportedOption = "ERR Unsupported option "
+	errNotInMulti       = "ERR Command not allowed inside a transaction"
+	errUnblocked        = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+	errUnblockReason    = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+	errClientName       = "ERR Client names cannot contain spaces, newlines or special characters."
+	errNoSuchClient     = "ERR No such client"
+	errClientIDPositive = "ERR client-id should be greater than 0"
+	errProtoVersion     = "ERR Protocol version is not an integer or out of range"
+	errNoProto          = "NOPROTO unsupported protocol version"
+	errHelloNoAuth      = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errDebugDisabled    = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+	errMaxClients       = "ERR max number of clients reached"
+	errInvalidCursor    = "ERR invalid cursor"
+	errNaNOrInf         = "ERR increment would produce NaN or Infinity"
+	errDecrOverflow     = "ERR decrement would overflow"
+	errExpireNXXX       = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	errExpireGTLT       = "ERR GT and LT options at the same time are not compatible"
+	errNoLFU            = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errStringTooLong    = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errInvalidClientID  = "ERR Invalid client ID"
+	errInvalidCommand   = "ERR Invalid command specified"
+	errInvalidCommandN  = "ERR Invalid number of arguments specified for command"
+	errNoKeyArguments   = "ERR The command has no key arguments"
+	errNoConfigFile     = "ERR The server is running without a config file"
+	errNoShutdown       = "ERR No shutdown in progress."
+	errFunctionFlushOpt = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
 )
+
+// CONFIG SET (config.go). A directive's value check returns a bare reason
+// (errNotInteger, or one of the formats below); SetRuntimeMany wraps it in
+// errConfigSetFailed. The config file and the command line report the same
+// reasons in their own words.
+var (
+	errConfigSetSyntax  = errors.New(errSyntax)
+	errNotInteger       = errors.New("argument couldn't be parsed into an integer")
+	errNotMemory        = errors.New("argument must be a memory value")
+	errImmutableConfig  = errors.New("can't set immutable config")
+	errDuplicateConfig  = errors.New("duplicate parameter")
+	errEmptyDir         = errors.New("directory must not be empty")
+	errUnbalancedQuotes = errors.New("unbalanced quotes in configuration line")
+)
+
+// Formats of CONFIG SET replies and reasons, spelled as Redis 7.0.15
+// sends them (config_test.go freezes them).
+const (
+	errConfigSetUnknown  = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+	errConfigSetFailed   = "ERR CONFIG SET failed (possibly related to argument '%s') - %w"
+	errConfigRange       = "argument must be between %d and %d inclusive"
+	errConfigEnumPrefix  = "argument(s) must be one of the following: "
+	errConfigTooManyBind = "too many bind addresses (at most %d)"
+	errConfigBadBind     = "%q is not an IP address or host name"
+)
+
+// errUnknownCommand is Redis's reply to an unknown command: the name cut
+// at 128 bytes and the arguments quoted until 128 bytes of them are shown.
+func errUnknownCommand(args [][]byte) string {
+	var b strings.Builder
+	for i := 1; i < len(args) && b.Len() < 128; i++ {
+		a := errArg(args[i], 128-b.Len()) // room left before the quote
+		b.WriteString("'")
+		b.WriteString(a)
+		b.WriteString("' ")
+	}
+	return "ERR unknown command '" + errArg(args[0], 128) + "', with args beginning with: " + b.String()
+}
+
+// errUnknownSubcommand is Redis's reply to an unknown subcommand of the
+// container parent.
+func errUnknownSubcommand(parent string, sub []byte) string {
+	return "ERR unknown subcommand '" + errArg(sub, 128) + "'. Try " + strings.ToUpper(parent) + " HELP."
+}
+
+// errExecAbortedBecause is EXEC's reply when EXEC itself is refused
+// (wrong arity): the refusal's text without its "ERR ".
+func errExecAbortedBecause(text string) string {
+	return "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(text, "ERR ")
+}
+
+// errProtocol is the line a client gets before Eddy closes a connection
+// that broke the protocol.
+func errProtocol(pe *protoError) string { return "ERR " + pe.Error() }
+
+// errHelloSyntax is HELLO's text for an option it does not take.
+func errHelloSyntax(opt []byte) string {
+	return "ERR Syntax error in HELLO option '" + errArg(opt, -1) + "'"
+}
+
+// errInvalidExpire is the text of SET, SETEX and EXPIRE and their
+// relatives for a time out of range; cmd is the command's name.
+func errInvalidExpire(cmd string) string {
+	return "ERR invalid expire time in '" + cmd + "' command"
+}
+
+// errUnsupportedOption is EXPIRE's text for an option it does not know.
+func errUnsupportedOption(opt []byte) string { return "ERR Unsupported option " + errArg(opt, -1) }
+
+// errUnrecognizedOption is CLIENT SETINFO's text for an attribute it
+// does not know.
+func errUnrecognizedOption(opt []byte) string {
+	return "ERR Unrecognized option '" + errArg(opt, -1) + "'"
+}
+
+// errClientAttr is CLIENT SETINFO's text for a value with spaces or
+// special characters; attr is the attribute's name.
+func errClientAttr(attr string) string {
+	return "ERR " + attr + " cannot contain spaces, newlines or special characters."
+}
+
+// errUnknownClientType is CLIENT LIST's and CLIENT KILL's text for a TYPE
+// they do not know.
+func errUnknownClientType(typ []byte) string {
+	return "ERR Unknown client type '" + errArg(typ, -1) + "'"
+}
+
+// errNoSuchUser is CLIENT KILL USER's text for a user that does not exist.
+func errNoSuchUser(user []byte) string { return "ERR No such user '" + errArg(user, -1) + "'" }
 
 // errSubcommandArgs is Redis's addReplySubcommandSyntaxError: a known
 // subcommand with options it does not take. sub is echoed as the client
@@ -149,7 +241,7 @@ func errArg(b []byte, max int) string {
 
 // errWrongArity is Redis's text for a wrong number of arguments.
 func errWrongArity(name string) string {
-	return "ERR wrong number of arguments for '" + strings.ToLower(name) + "' command"
+	return "ERR wrong number of arguments for '" + lower([]byte(name)) + "' command"
 }
 
 // errorText maps an engine error to its wire text. Unknown errors are
@@ -186,4 +278,20 @@ func errorText(err error) string {
 		return errStringTooLong
 	}
 	return "ERR " + err.Error()
+}
+
+// sanitizeError replaces CR and LF, which would break the reply line, by
+// spaces, as Redis does. It works on bytes: every other byte, valid UTF-8
+// or not, is sent as the client sent it.
+func sanitizeError(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	b := []byte(s)
+	for i, ch := range b {
+		if ch == '\r' || ch == '\n' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
 }

@@ -28,7 +28,7 @@ func infoSelect(args [][]byte) map[string]bool {
 		args = [][]byte{[]byte("default")}
 	}
 	for _, a := range args {
-		switch n := strings.ToLower(string(a)); n {
+		switch n := lower(a); n {
 		case "default":
 			for _, s := range infoSections {
 				if s.dflt {

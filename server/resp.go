@@ -69,7 +69,7 @@ func (g *guardConn) Read(p []byte) (int, error) {
 				// flushed (redcon flushes before reading), so the error
 				// goes out in order.
 				g.written = true
-				g.Conn.Write([]byte("-ERR " + pe.Error() + "\r\n"))
+				g.Conn.Write([]byte("-" + errProtocol(pe) + "\r\n"))
 			}
 			return 0, g.err
 		}
@@ -145,7 +145,7 @@ func (g *guardConn) frame() error {
 			if i+1 >= len(in) {
 				return nil // wait for the \n
 			}
-			n, ok := parseLL(in[1:i])
+			n, ok := parseRedisInt(in[1:i])
 			if !ok || n > maxMultibulkLen {
 				return &protoError{"invalid multibulk length"}
 			}
@@ -175,7 +175,7 @@ func (g *guardConn) frame() error {
 			if i+1 >= len(in) {
 				return nil
 			}
-			n, ok := parseLL(in[1:i])
+			n, ok := parseRedisInt(in[1:i])
 			if !ok || n < 0 || n > g.c.s.maxBulkLen() {
 				return &protoError{"invalid bulk length"}
 			}
@@ -268,29 +268,4 @@ func indexCR(b []byte) int {
 		}
 	}
 	return -1
-}
-
-// parseLL is Redis's string2ll: optional '-', no leading zeros, no '+',
-// no spaces, fits in an int64.
-func parseLL(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	s := b
-	if s[0] == '-' {
-		s = s[1:]
-	}
-	if len(s) == 0 || s[0] < '1' || s[0] > '9' {
-		return 0, false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	return n, err == nil
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -411,16 +410,6 @@ func connFD(nc net.Conn) int {
 	fd := -1
 	rc.Control(func(f uintptr) { fd = int(f) })
 	return fd
-}
-
-// lower returns b in lower case as a string.
-func lower(b []byte) string {
-	for _, ch := range b {
-		if ch >= 'A' && ch <= 'Z' {
-			return strings.ToLower(string(b))
-		}
-	}
-	return string(b)
 }
 
 // expireBatch bounds the keys one active-expiry round deletes.

@@ -121,7 +121,7 @@ func readRawReply(rd *bufio.Reader, b *strings.Builder) error {
 }
 
 func atoiOr(s string, d int) int {
-	n, ok := parseLL([]byte(s))
+	n, ok := parseRedisInt([]byte(s))
 	if !ok {
 		return d
 	}

@@ -70,16 +70,11 @@ func (tx *Tx) Expire(db int, key []byte, atMs int64, cond ExpireCond) (bool, err
 // PTTL returns the milliseconds key has left: -2 for a missing key, -1
 // for a key without expiry.
 func (tx *Tx) PTTL(db int, key []byte) (int64, error) {
-	m, ok, err := tx.lookup(db, key)
-	switch {
-	case err != nil:
-		return 0, err
-	case !ok:
-		return -2, nil
-	case m.ExpireAt == 0:
-		return -1, nil
+	at, err := tx.ExpireTime(db, key)
+	if err != nil || at < 0 {
+		return at, err
 	}
-	return max(m.ExpireAt-tx.now, 0), nil
+	return max(at-tx.now, 0), nil
 }
 
 // ExpireTime returns when key expires, in unix milliseconds: -2 for a

@@ -61,3 +61,26 @@ func openBenchEngine(b *testing.B) *Engine {
 	}
 	return e
 }
+
+func BenchmarkXLen(b *testing.B) {
+	e := openBenchEngine(b)
+	key := []byte("s")
+	a := XAddArgs{Auto: true, Fields: fv("field", "value")}
+	if err := e.Update(func(tx *Tx) error { _, _, err := tx.XAdd(0, key, &a); return err }); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		err := e.View(func(tx *Tx) error {
+			n, err := tx.XLen(0, key)
+			if n != 1 {
+				b.Fatalf("XLEN %d", n)
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

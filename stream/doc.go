@@ -19,9 +19,13 @@
 //     dropKey (or wholesale by FlushDB/FlushAll), which keep the expiry
 //     index, the scan index and the key counts exact in the same batch
 //     (keyindex.go).
+//   - The metadata cache (metacache.go) holds committed state only: a
+//     write transaction stages its metadata changes and Update publishes
+//     them after the batch applied, under Engine.mu held exclusively.
 //   - The node model (node.go) mirrors Redis's listpack nodes exactly, so
 //     "~" trimming removes the same entries and XINFO reports the same
 //     radix-tree figures as Redis 7.0.
 //
-// Lock order: Engine.mu, then storage's own locks.
+// Lock order: Engine.mu, then metaCache.mu (readers only), then
+// storage's own locks.
 package stream

@@ -27,12 +27,16 @@ type Options struct {
 	Limits func() NodeLimits
 	// OnCommit, when set, is called after a write transaction is durable
 	// with the keys it changed. It must not call back into the Engine
-	// synchronously with a write.
+	// synchronously with a write, and must not keep the slice after it
+	// returns (the keys in it it may keep).
 	OnCommit func(changes []Change)
 	// Now returns the current time in unix milliseconds; nil means the
 	// wall clock.
 	Now    func() int64
 	Logger *slog.Logger
+	// MetaCacheKeys bounds the metadata cache (metacache.go) in keys: 0
+	// means DefaultMetaCacheKeys, a negative value turns the cache off.
+	MetaCacheKeys int
 
 	// scanHash replaces storage.ScanHash, so that tests can make keys
 	// collide. It orders the scan index on disk: never set outside tests.
@@ -83,6 +87,11 @@ type Engine struct {
 	// counts holds, per database, the committed metadata records and how
 	// many carry an expiry: DBSIZE and INFO keyspace (keyindex.go).
 	counts map[int]keyCounts // guarded by mu (written with mu held exclusively)
+	// cache holds decoded metadata of recently used streams; nil when
+	// turned off. Its own doc (metacache.go) says how it is guarded.
+	cache *metaCache
+	// txs recycles transactions, and with them their buffers.
+	txs sync.Pool
 }
 
 // Open returns an Engine over db.
@@ -103,7 +112,7 @@ func Open(db *storage.DB, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, opts: opts, nextVersion: max(high, 1), highVersion: high}
+	e := &Engine{db: db, opts: opts, nextVersion: max(high, 1), highVersion: high, cache: newMetaCache(opts.MetaCacheKeys)}
 	if err := e.loadKeyIndex(); err != nil {
 		return nil, err
 	}
@@ -125,15 +134,72 @@ type Tx struct {
 	b       *storage.Batch // nil in View
 	now     int64
 	changes []Change
-	buf     []byte
 	deltas  map[int]keyCounts // changes to Engine.counts, made there once the batch is applied
 	expired []Change          // View only: expired keys met, deleted once the View ends
+
+	// Metadata changes for the cache, published by Update once the batch
+	// is applied (metacache.go).
+	staged     []stagedMeta
+	stagedIx   map[string]int // index of staged by stagedName, once it is long
+	flushed    []int          // databases flushed by this transaction
+	flushedAll bool
+
+	// Scratch space, reused from one transaction to the next: Pebble
+	// copies what a batch Set is given, so keys and values are built here.
+	arena          []byte // keep: key copies living as long as the transaction
+	kbuf, vbuf     []byte
+	body           []byte
+	lo, hi         []byte // scanEntries' bounds
+	fields, values [][]byte
+	refs           [2]streamRef // the first streams loaded; more come from the heap
+	nrefs          int
+}
+
+// maxKeptBuf is the largest scratch buffer a recycled transaction keeps.
+const maxKeptBuf = 64 << 10
+
+func (e *Engine) newTx(r reader, b *storage.Batch) *Tx {
+	tx, _ := e.txs.Get().(*Tx)
+	if tx == nil {
+		tx = &Tx{e: e}
+	}
+	tx.r, tx.b, tx.now = r, b, e.opts.Now()
+	return tx
+}
+
+// freeTx returns tx for reuse. Nothing may refer to it, or to what it
+// handed out from its scratch space, any more.
+func (e *Engine) freeTx(tx *Tx) {
+	tx.r, tx.b = nil, nil
+	clear(tx.changes)
+	tx.changes = tx.changes[:0]
+	clear(tx.deltas)
+	clear(tx.expired)
+	tx.expired = tx.expired[:0]
+	clear(tx.staged)
+	tx.staged = tx.staged[:0]
+	tx.stagedIx = nil
+	tx.flushed, tx.flushedAll = tx.flushed[:0], false
+	tx.refs = [2]streamRef{}
+	tx.nrefs = 0
+	clear(tx.fields[:cap(tx.fields)])
+	clear(tx.values[:cap(tx.values)])
+	for _, b := range []*[]byte{&tx.arena, &tx.kbuf, &tx.vbuf, &tx.body, &tx.lo, &tx.hi} {
+		if cap(*b) > maxKeptBuf {
+			*b = nil
+		}
+		*b = (*b)[:0]
+	}
+	if cap(tx.fields) > maxKeptBuf/16 {
+		tx.fields, tx.values = nil, nil
+	}
+	e.txs.Put(tx)
 }
 
 // View runs fn with a read-only transaction.
 func (e *Engine) View(fn func(tx *Tx) error) error {
 	e.mu.RLock()
-	tx := &Tx{e: e, r: e.db, now: e.opts.Now()}
+	tx := e.newTx(e.db, nil)
 	err := fn(tx)
 	e.mu.RUnlock()
 	if len(tx.expired) > 0 {
@@ -150,6 +216,7 @@ func (e *Engine) View(fn func(tx *Tx) error) error {
 			err = derr
 		}
 	}
+	e.freeTx(tx)
 	return err
 }
 
@@ -159,37 +226,31 @@ func (e *Engine) View(fn func(tx *Tx) error) error {
 func (e *Engine) Update(fn func(tx *Tx) error) error {
 	e.mu.Lock()
 	b := e.db.NewBatch()
-	tx := &Tx{e: e, r: b, b: b, now: e.opts.Now()}
+	tx := e.newTx(b, b)
 	err := fn(tx)
 	if err == nil {
 		err = tx.writeCounts()
 	}
-	if err != nil {
-		e.mu.Unlock()
-		b.Close()
-		return err
-	}
-	if b.Empty() {
-		e.mu.Unlock()
-		b.Close()
-		return nil
-	}
-	err = b.Apply()
-	if err == nil {
-		tx.applyCounts()
+	applied := false
+	if err == nil && !b.Empty() {
+		if err = b.Apply(); err == nil {
+			applied = true
+			tx.applyCounts()
+			tx.publish()
+		}
 	}
 	e.mu.Unlock()
 	b.Close()
-	if err != nil {
-		return err
+	if applied {
+		err = e.db.WaitDurable()
+		if err == nil && e.opts.OnCommit != nil && len(tx.changes) > 0 {
+			// OnCommit may keep the keys (each is its own copy) but not
+			// the slice, which the next transaction reuses.
+			e.opts.OnCommit(tx.changes)
+		}
 	}
-	if err := e.db.WaitDurable(); err != nil {
-		return err
-	}
-	if e.opts.OnCommit != nil && len(tx.changes) > 0 {
-		e.opts.OnCommit(tx.changes)
-	}
-	return nil
+	e.freeTx(tx)
+	return err
 }
 
 // Now is the transaction's clock (unix ms), fixed for its duration as Redis
@@ -219,35 +280,54 @@ func (tx *Tx) newVersion() (uint64, error) {
 }
 
 // lookup reads the metadata of key. An expired key is reported missing
-// (and, in a write transaction, deleted: lazy expiry).
+// (and, in a write transaction, deleted: lazy expiry). The Body is the
+// caller's to keep.
 func (tx *Tx) lookup(db int, key []byte) (storage.Meta, bool, error) {
-	tx.buf = storage.AppendMetaKey(tx.buf[:0], db, key)
-	v, ok, err := tx.r.Get(tx.buf)
+	km, ok, err := tx.lookupMeta(db, key)
 	if err != nil || !ok {
 		return storage.Meta{}, false, err
 	}
-	m, err := storage.DecodeMeta(v)
-	if err != nil {
-		return m, false, err
+	if km.meta.Type == storage.TypeStream {
+		km.meta.Body = km.sm.appendBinary(nil)
 	}
-	if m.ExpireAt != 0 && m.ExpireAt <= tx.now {
+	return km.meta, true, nil
+}
+
+// lookupMeta is lookup returning the record decoded (a stream's Body is
+// nil, its metadata in sm).
+func (tx *Tx) lookupMeta(db int, key []byte) (keyMeta, bool, error) {
+	km, ok, err := tx.readMeta(db, key)
+	if err != nil || !ok {
+		return keyMeta{}, false, err
+	}
+	if m := &km.meta; m.ExpireAt != 0 && m.ExpireAt <= tx.now {
 		if tx.b != nil {
-			if err := tx.dropKey(db, key, &m); err != nil {
-				return m, false, err
+			if err := tx.dropKey(db, key, m); err != nil {
+				return keyMeta{}, false, err
 			}
 			tx.note(Deleted, db, key)
 		} else {
 			tx.expired = append(tx.expired, Change{Kind: Deleted, DB: db, Key: append([]byte(nil), key...)})
 		}
-		return storage.Meta{}, false, nil
+		return keyMeta{}, false, nil
 	}
-	return m, true, nil
+	return km, true, nil
 }
 
 // putMeta writes key's metadata record, keeping the expiry index, the
 // scan index and the key counts in step with old (the record being
 // replaced, nil if the key is being created).
 func (tx *Tx) putMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) error {
+	if err := tx.writeMeta(db, key, m, old); err != nil {
+		return err
+	}
+	tx.stagePut(db, key, m)
+	return nil
+}
+
+// writeMeta is putMeta without staging the record for the cache: the
+// caller stages it.
+func (tx *Tx) writeMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) error {
 	if tx.b == nil {
 		return ErrReadOnlyTx
 	}
@@ -269,7 +349,9 @@ func (tx *Tx) putMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) er
 			return err
 		}
 	}
-	return tx.b.Set(storage.AppendMetaKey(nil, db, key), storage.AppendMeta(nil, m))
+	tx.kbuf = storage.AppendMetaKey(tx.kbuf[:0], db, key)
+	tx.vbuf = storage.AppendMeta(tx.vbuf[:0], m)
+	return tx.b.Set(tx.kbuf, tx.vbuf)
 }
 
 // dropKey removes key: its metadata, expiry and scan index entries and
@@ -294,5 +376,7 @@ func (tx *Tx) dropKey(db int, key []byte, m *storage.Meta) error {
 		}
 		tx.e.db.KickGC()
 	}
-	return tx.b.Delete(storage.AppendMetaKey(nil, db, key))
+	tx.stage(db, key, true, &keyMeta{})
+	tx.kbuf = storage.AppendMetaKey(tx.kbuf[:0], db, key)
+	return tx.b.Delete(tx.kbuf)
 }

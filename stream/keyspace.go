@@ -174,6 +174,7 @@ func (tx *Tx) FlushDB(db int) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
+	tx.stageFlush(db, false)
 	tx.changes = append(tx.changes, Change{Kind: Flushed, DB: db})
 	return nil
 }
@@ -195,6 +196,7 @@ func (tx *Tx) FlushAll() error {
 	for _, db := range dbs {
 		tx.resetCounts(db) // a second reset of the same db adds nothing
 	}
+	tx.stageFlush(0, true)
 	tx.changes = append(tx.changes, Change{Kind: Flushed, AllDBs: true})
 	return nil
 }

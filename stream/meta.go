@@ -75,24 +75,46 @@ type streamRef struct {
 	// unsaved: made by createStream and not saved yet, so save creates
 	// the key (putMeta with no old record).
 	unsaved bool
+	// tail is the node at sm.Tail when hasTail (from the metadata cache,
+	// or as appendEntry left it). Whatever changes that node otherwise
+	// must clear hasTail (forgetTail).
+	tail    Node
+	hasTail bool
+}
+
+// forgetTail drops the in-memory tail node if master is the tail's: the
+// node record is being changed by other means than appendEntry.
+func (s *streamRef) forgetTail(master ID) {
+	if master == s.sm.Tail {
+		s.hasTail = false
+	}
+}
+
+// newRef returns a zeroed streamRef living as long as the transaction.
+func (tx *Tx) newRef() *streamRef {
+	if tx.nrefs < len(tx.refs) {
+		tx.nrefs++
+		return &tx.refs[tx.nrefs-1]
+	}
+	return new(streamRef)
 }
 
 // loadStream returns the stream at key; ok is false if the key does not
 // exist, ErrWrongType if it holds another type.
 func (tx *Tx) loadStream(db int, key []byte) (*streamRef, bool, error) {
-	m, ok, err := tx.lookup(db, key)
+	km, ok, err := tx.lookupMeta(db, key)
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	if m.Type != storage.TypeStream {
+	if km.meta.Type != storage.TypeStream {
 		return nil, false, ErrWrongType
 	}
-	sm, err := decodeStreamMeta(m.Body)
-	if err != nil {
-		return nil, false, err
+	s := tx.newRef()
+	*s = streamRef{db: db, key: tx.keep(key), meta: km.meta, sm: km.sm}
+	if km.hasTail && km.sm.Nodes > 0 && km.tail.Master == km.sm.Tail {
+		s.tail, s.hasTail = km.tail, true
 	}
-	m.Body = nil
-	return &streamRef{db: db, key: append([]byte(nil), key...), meta: m, sm: sm}, true, nil
+	return s, true, nil
 }
 
 // createStream makes a new, empty stream at key (which must not exist).
@@ -101,27 +123,49 @@ func (tx *Tx) createStream(db int, key []byte) (*streamRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &streamRef{
+	s := tx.newRef()
+	*s = streamRef{
 		db:      db,
-		key:     append([]byte(nil), key...),
+		key:     tx.keep(key),
 		meta:    storage.Meta{Type: storage.TypeStream, Version: v},
 		unsaved: true,
-	}, nil
+	}
+	return s, nil
 }
 
-// save writes the stream's metadata record.
+// save writes the stream's metadata record, and stages it for the
+// metadata cache with the tail node if known.
 func (tx *Tx) save(s *streamRef) error {
 	m := s.meta
-	m.Body = s.sm.appendBinary(nil)
+	tx.body = s.sm.appendBinary(tx.body[:0])
+	m.Body = tx.body
 	old := &s.meta
 	if s.unsaved {
 		old, s.unsaved = nil, false
 	}
-	return tx.putMeta(s.db, s.key, &m, old)
+	if err := tx.writeMeta(s.db, s.key, &m, old); err != nil {
+		return err
+	}
+	km := keyMeta{meta: s.meta, sm: s.sm}
+	if s.hasTail && s.sm.Nodes > 0 && s.tail.Master == s.sm.Tail {
+		km.tail, km.hasTail = s.tail, true
+	}
+	tx.stage(s.db, s.key, false, &km)
+	return nil
+}
+
+// appendEntryKey appends the key of entry id to dst.
+func (s *streamRef) appendEntryKey(dst []byte, id ID) []byte {
+	return storage.AppendEntryKey(dst, s.db, s.key, s.meta.Version, id.Ms, id.Seq)
 }
 
 func (s *streamRef) entryKey(id ID) []byte {
 	return storage.AppendEntryKey(nil, s.db, s.key, s.meta.Version, id.Ms, id.Seq)
+}
+
+// appendNodeKey appends the key of the node whose master is id to dst.
+func (s *streamRef) appendNodeKey(dst []byte, id ID) []byte {
+	return storage.AppendNodeKey(dst, s.db, s.key, s.meta.Version, id.Ms, id.Seq)
 }
 
 func (s *streamRef) nodeKey(id ID) []byte {

@@ -371,6 +371,13 @@ func lpStringToInt64(s []byte) (int64, bool) {
 	if len(s) == 0 || len(s) > 20 {
 		return 0, false
 	}
+	// Reject what cannot be a number before strconv, whose error for a
+	// non-number allocates (XADD sizes every field and value here).
+	for i, c := range s {
+		if (c < '0' || c > '9') && (i > 0 || c != '-') {
+			return 0, false
+		}
+	}
 	v, err := strconv.ParseInt(string(s), 10, 64)
 	if err != nil {
 		return 0, false

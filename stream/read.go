@@ -6,21 +6,27 @@ import (
 
 // XLen returns the number of entries (0 for a missing key).
 func (tx *Tx) XLen(db int, key []byte) (int64, error) {
-	s, ok, err := tx.loadStream(db, key)
-	if err != nil || !ok {
+	km, ok, err := tx.lookupMeta(db, key)
+	switch {
+	case err != nil || !ok:
 		return 0, err
+	case km.meta.Type != storage.TypeStream:
+		return 0, ErrWrongType
 	}
-	return int64(s.sm.Length), nil
+	return int64(km.sm.Length), nil
 }
 
 // LastID returns the stream's last generated ID, for XREAD's "$"; ok is
 // false for a missing key.
 func (tx *Tx) LastID(db int, key []byte) (ID, bool, error) {
-	s, ok, err := tx.loadStream(db, key)
-	if err != nil || !ok {
+	km, ok, err := tx.lookupMeta(db, key)
+	switch {
+	case err != nil || !ok:
 		return ID{}, false, err
+	case km.meta.Type != storage.TypeStream:
+		return ID{}, false, ErrWrongType
 	}
-	return s.sm.Last, true, nil
+	return km.sm.Last, true, nil
 }
 
 // XRange returns entries with start <= ID <= end, at most count (count < 0:
@@ -51,20 +57,29 @@ func (tx *Tx) XRead(db int, key []byte, after ID, count int64) ([]Entry, error) 
 }
 
 // scanEntries reads entries in [lo, hi], forward or backward, at most
-// count of them (count < 0: all).
+// count of them (count < 0: all). The entries are copied out of the
+// iterator into two shared backing arrays (bytes, and field slices) rather
+// than one allocation per entry; the caller owns them.
 func (tx *Tx) scanEntries(s *streamRef, lo, hi ID, count int64, rev bool) ([]Entry, error) {
-	lower, upper := s.entryBounds(lo, hi)
-	it, err := tx.r.NewIter(lower, upper)
+	// The bounds live in the transaction: no other scan runs inside this
+	// one, and the iterator is closed before scanEntries returns.
+	tx.lo = s.appendEntryKey(tx.lo[:0], lo)
+	tx.hi = append(s.appendEntryKey(tx.hi[:0], hi), 0)
+	it, err := tx.r.NewIter(tx.lo, tx.hi)
 	if err != nil {
 		return nil, err
 	}
 	var out []Entry
+	if count > 0 && count <= scanPrealloc {
+		out = make([]Entry, 0, count)
+	}
+	var d entryDecoder
 	ok := it.First()
 	if rev {
 		ok = it.Last()
 	}
 	for ; ok && (count < 0 || int64(len(out)) < count); ok = step(it, rev) {
-		e, err := decodeEntry(it.Key(), it.Value())
+		e, err := d.decode(it.Key(), it.Value())
 		if err != nil {
 			it.Close()
 			return nil, err
@@ -72,6 +87,39 @@ func (tx *Tx) scanEntries(s *streamRef, lo, hi ID, count int64, rev bool) ([]Ent
 		out = append(out, e)
 	}
 	return out, it.Close()
+}
+
+// scanPrealloc is the largest COUNT for which scanEntries sizes its
+// result up front.
+const scanPrealloc = 1024
+
+// entryDecoder copies entries out of iterator memory, carving the bytes
+// and the field slices of many entries out of shared arrays. A full array
+// is replaced, not grown, so entries already returned keep theirs.
+type entryDecoder struct {
+	bytes  []byte
+	fields [][]byte
+}
+
+func (d *entryDecoder) decode(k, v []byte) (Entry, error) {
+	ms, seq, err := storage.DecodeIDSuffix(k)
+	if err != nil {
+		return Entry{}, err
+	}
+	if cap(d.bytes)-len(d.bytes) < len(v) {
+		d.bytes = make([]byte, 0, max(4*len(v), 512))
+	}
+	n := len(d.bytes)
+	d.bytes = append(d.bytes, v...)
+	cp := d.bytes[n:len(d.bytes):len(d.bytes)]
+	if cap(d.fields)-len(d.fields) < 16 {
+		d.fields = make([][]byte, 0, 64)
+	}
+	f := len(d.fields)
+	if d.fields, err = storage.DecodeEntryValue(cp, d.fields); err != nil {
+		return Entry{}, err
+	}
+	return Entry{ID: ID{ms, seq}, Fields: d.fields[f:len(d.fields):len(d.fields)]}, nil
 }
 
 func step(it *storage.Iter, rev bool) bool {

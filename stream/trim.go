@@ -67,6 +67,7 @@ func (tx *Tx) trim(s *streamRef, t Trim) (int64, error) {
 			if err := tx.b.Delete(s.nodeKey(node.Master)); err != nil {
 				return 0, err
 			}
+			s.forgetTail(node.Master)
 			s.sm.Nodes--
 			length -= node.Count
 			deleted += node.Count
@@ -123,6 +124,7 @@ func (tx *Tx) trimNode(s *streamRef, node *Node, t Trim, length int64) (int64, e
 		n++
 	}
 	if n > 0 {
+		s.forgetTail(node.Master)
 		if err := tx.b.Set(s.nodeKey(node.Master), node.AppendBinary(nil)); err != nil {
 			return 0, err
 		}
@@ -210,6 +212,7 @@ func (tx *Tx) deleteFromNode(s *streamRef, id ID) error {
 		return err
 	}
 	node.Delete(id, nil, nil)
+	s.forgetTail(node.Master)
 	if node.Count > 0 {
 		return tx.b.Set(s.nodeKey(node.Master), node.AppendBinary(nil))
 	}

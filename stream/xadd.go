@@ -74,34 +74,44 @@ func nextID(last ID, a *XAddArgs, now uint64) (ID, error) {
 	return a.ID, nil
 }
 
-// appendEntry writes the entry and its place in the node model.
+// appendEntry writes the entry and its place in the node model. The tail
+// node comes from memory when the stream's ref carries it, else from its
+// record; either way the ref carries the updated node on to save.
 func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
-	fields, values := splitPairs(fv)
-	var node Node
+	fields, values := tx.splitPairs(fv)
 	fresh := true
-	if s.sm.Nodes > 0 {
-		v, ok, err := tx.r.Get(s.nodeKey(s.sm.Tail))
+	if s.sm.Nodes > 0 && !s.hasTail {
+		tx.kbuf = s.appendNodeKey(tx.kbuf[:0], s.sm.Tail)
+		v, ok, err := tx.r.Get(tx.kbuf)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if node, err = DecodeNode(v); err != nil {
+			if s.tail, err = DecodeNode(v); err != nil {
 				return err
 			}
-			fresh = !node.Accepts(fields, values, tx.e.opts.Limits())
+			s.hasTail = true
 		}
 	}
+	if s.sm.Nodes > 0 && s.hasTail {
+		fresh = !s.tail.Accepts(fields, values, tx.e.opts.Limits())
+	}
 	if fresh {
-		node = NewNode(id, fields, values)
+		s.tail = NewNode(id, fields, values)
 		s.sm.Nodes++
 		s.sm.Tail = id
 	} else {
-		node.Append(id, fields, values)
+		s.tail.Append(id, fields, values)
 	}
-	if err := tx.b.Set(s.nodeKey(node.Master), node.AppendBinary(nil)); err != nil {
+	s.hasTail = true
+	tx.kbuf = s.appendNodeKey(tx.kbuf[:0], s.tail.Master)
+	tx.vbuf = s.tail.AppendBinary(tx.vbuf[:0])
+	if err := tx.b.Set(tx.kbuf, tx.vbuf); err != nil {
 		return err
 	}
-	if err := tx.b.Set(s.entryKey(id), storage.AppendEntryValue(nil, fv)); err != nil {
+	tx.kbuf = s.appendEntryKey(tx.kbuf[:0], id)
+	tx.vbuf = storage.AppendEntryValue(tx.vbuf[:0], fv)
+	if err := tx.b.Set(tx.kbuf, tx.vbuf); err != nil {
 		return err
 	}
 	s.sm.Length++
@@ -113,13 +123,14 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 	return nil
 }
 
-// splitPairs splits field, value, field, value... into fields and values.
-func splitPairs(fv [][]byte) (fields, values [][]byte) {
-	fields = make([][]byte, 0, len(fv)/2)
-	values = make([][]byte, 0, len(fv)/2)
+// splitPairs splits field, value, field, value... into fields and values,
+// in the transaction's scratch slices (valid until the next call).
+func (tx *Tx) splitPairs(fv [][]byte) (fields, values [][]byte) {
+	fields, values = tx.fields[:0], tx.values[:0]
 	for i := 0; i+1 < len(fv); i += 2 {
 		fields = append(fields, fv[i])
 		values = append(values, fv[i+1])
 	}
+	tx.fields, tx.values = fields, values
 	return fields, values
 }

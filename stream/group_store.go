@@ -305,12 +305,6 @@ func (g *groupOp) flush() error {
 	return nil
 }
 
-// entryExists reports whether entry id is in the stream.
-func (tx *Tx) entryExists(s *streamRef, id ID) (bool, error) {
-	_, ok, err := tx.r.Get(s.entryKey(id))
-	return ok, err
-}
-
 // getEntry reads entry id; ok is false if it is not in the stream.
 func (tx *Tx) getEntry(s *streamRef, id ID) (Entry, bool, error) {
 	k := s.entryKey(id)

@@ -186,7 +186,6 @@ func (r *simRax) insert(s []byte) {
 		} else {
 			trimmed := &simNode{data: slices.Clone(h.data[:j]), compr: j > 1, key: h.key, kids: []*simNode{split}}
 			*link = trimmed
-			link = &trimmed.kids[0]
 			r.numnodes++
 		}
 		post := next

@@ -120,8 +120,8 @@ type scanArgs struct {
 // the reply text.
 func parseScan(args [][]byte) (scanArgs, string) {
 	var a scanArgs
-	cur, err := strconv.ParseUint(string(args[1]), 10, 64)
-	if err != nil {
+	cur, ok := parseScanCursor(args[1])
+	if !ok {
 		return a, errInvalidCursor
 	}
 	a.cursor = cur
@@ -372,4 +372,26 @@ func b2i(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// parseScanCursor reads a cursor as Redis 7.0's parseScanCursorOrReply
+// does with strtoul: an optional sign ("-1" wraps around), decimal digits
+// only, no leading space, nothing after, no overflow; "" reads as 0.
+func parseScanCursor(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, true // strtoul reads nothing and stops at the end
+	}
+	neg := false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }

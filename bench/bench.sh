@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
 # bench.sh: Eddy and a real redis-server side by side, the same
 # redis-benchmark loads on each in turn (alternating, ROUNDS rounds), the
-# median throughput of each and the Eddy/Redis ratio per load. Results are
-# printed as a table and written as JSON under bench/results/.
+# median throughput of each and the Eddy/Redis ratio per load. Then the
+# consumer-group loads redis-benchmark cannot express (bench/groupbench:
+# XREADGROUP COUNT 10 + XACK throughput, XPENDING/XAUTOCLAIM latency with a
+# large PEL) on the same two servers. Results are printed as tables and
+# written as one JSON file under bench/results/.
 #
 # Environment: ROUNDS (default 5), REQUESTS (default 100000), CLIENTS (50),
-# EDDY (path of the binary, default bin/eddy).
+# EDDY (path of the binary, default bin/eddy), GO (default go); for the
+# group loads GROUP_CLIENTS (50), GROUP_SECONDS (5, longest throughput run),
+# PEL_SIZES ("10000 1000000"; the stream holds as many entries as the
+# largest) and PEL_CALLS (200). QUICK=1 makes every default small (a run in
+# well under a minute) to check the script works; its figures mean little.
 set -euo pipefail
+trap 'echo "bench: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 
+if [ "${QUICK:-0}" = 1 ]; then
+	ROUNDS=${ROUNDS:-2} REQUESTS=${REQUESTS:-10000}
+	GROUP_SECONDS=${GROUP_SECONDS:-1} PEL_SIZES=${PEL_SIZES:-"1000 20000"} PEL_CALLS=${PEL_CALLS:-50}
+fi
 ROUNDS=${ROUNDS:-5}
 REQUESTS=${REQUESTS:-100000}
 CLIENTS=${CLIENTS:-50}
 EDDY=${EDDY:-bin/eddy}
-for tool in redis-server redis-benchmark redis-cli; do
+GO=${GO:-go}
+GROUP_CLIENTS=${GROUP_CLIENTS:-50}
+GROUP_SECONDS=${GROUP_SECONDS:-5}
+PEL_SIZES=${PEL_SIZES:-"10000 1000000"}
+PEL_CALLS=${PEL_CALLS:-200}
+for tool in redis-server redis-benchmark redis-cli "$GO"; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool not found (apt-get install redis-server redis-tools)" >&2; exit 1; }
 done
 [ -x "$EDDY" ] || { echo "bench: $EDDY not built (make build)" >&2; exit 1; }
@@ -26,6 +43,10 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+
+# Built before the servers start, so compiling does not share the cores
+# with a measurement.
+"$GO" build -o "$work/groupbench" ./bench/groupbench
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 wait_ping() {
@@ -66,9 +87,22 @@ rps() { # port, args...
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-json="bench/results/$(date -u +%Y%m%dT%H%M%SZ).json"
+# A QUICK run's file is marked, so it is not read as part of the history.
+quick=false suffix=
+if [ "${QUICK:-0}" = 1 ]; then quick=true suffix=-quick; fi
+json="bench/results/$(date -u +%Y%m%dT%H%M%SZ)$suffix.json"
+mkdir -p bench/results
+# Labels only: a machine without lscpu still benchmarks.
+cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1) || true
+redisv=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') || true
+eddyv=$("$EDDY" version 2>/dev/null | head -n1) || true
+# The load average says how busy the shared machine was around the run.
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true; }
+load0=$(loadavg)
+echo "$stamp  $(nproc) CPUs ($cpu)  redis $redisv  $eddyv  rounds=$ROUNDS  loadavg $load0"
 printf '%-18s %12s %12s %8s\n' load redis_rps eddy_rps ratio
-echo "{\"date\":\"$stamp\",\"rounds\":$ROUNDS,\"requests\":$REQUESTS,\"clients\":$CLIENTS,\"cpus\":$(nproc),\"loads\":[" >"$json"
+printf '{"date":"%s","rounds":%s,"requests":%s,"clients":%s,"cpus":%s,"cpu_model":"%s","redis_version":"%s","eddy_version":"%s","quick":%s,"loads":[\n' \
+	"$stamp" "$ROUNDS" "$REQUESTS" "$CLIENTS" "$(nproc)" "$cpu" "$redisv" "$eddyv" "$quick" >"$json"
 first=1
 for l in "${loads[@]}"; do
 	name=${l%%|*}
@@ -86,5 +120,12 @@ for l in "${loads[@]}"; do
 	first=0
 	printf '{"load":"%s","redis_rps":%s,"eddy_rps":%s,"ratio":%s}' "$name" "$rm" "$em" "$ratio" >>"$json"
 done
-echo "]}" >>"$json"
+echo "]" >>"$json"
+
+"$work/groupbench" -redis "127.0.0.1:$rport" -eddy "127.0.0.1:$eport" -rounds "$ROUNDS" \
+	-clients "$GROUP_CLIENTS" -duration "${GROUP_SECONDS}s" -pel "$PEL_SIZES" -calls "$PEL_CALLS" \
+	-json "$work/groups.json"
+load1=$(loadavg)
+{ printf ',"groups":'; cat "$work/groups.json"; printf ',"loadavg_start":"%s","loadavg_end":"%s"}\n' "$load0" "$load1"; } >>"$json"
+echo "loadavg at the end: $load1"
 echo "results: $json"

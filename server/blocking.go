@@ -212,10 +212,13 @@ func (s *Server) detach(c *client) {
 		c.guard.detached.Store(true)
 	}
 	d := &detachedState{
-		dc:    c.conn.Detach(),
+		dc: c.conn.Detach(),
+		// the rest of a pipeline servePipeline took from redcon
+		queue: append([]redcon.Command(nil), c.backlog...),
 		ready: make(chan struct{}, 1),
 		gone:  make(chan struct{}),
 	}
+	c.backlog = nil
 	c.detached = d
 	s.detached.Add(1)
 	go d.readLoop()

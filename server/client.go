@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
 )
 
@@ -55,6 +56,16 @@ type client struct {
 	closeOnce sync.Once
 	closed    chan struct{} // closed when the connection is gone
 	quitting  bool          // owner: close after the reply
+
+	// Per-command scratch (dispatch.go), owner only.
+	cmd     cmdContext             // the running command's context
+	write   writeCall              // the write command Engine.Update runs
+	writeFn func(*stream.Tx) error // runWrite, bound once
+
+	// Pipeline scratch (pipeline.go), owner only.
+	pipe       []redcon.Command // the pipeline being served
+	groupSpecs []*commandSpec   // specs of the group being formed
+	backlog    []redcon.Command // commands behind the one running, queued if it blocks
 }
 
 // multiState is a transaction being queued.

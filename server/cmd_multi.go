@@ -128,8 +128,9 @@ func cmdExec(ctx *cmdContext) {
 		ctx.w.Array(len(m.cmds))
 		for _, q := range m.cmds {
 			inner := cmdContext{c: c, args: q.args, w: ctx.w, db: c.db, inMulti: true}
-			c.noteCommand(q.spec.fullName(), time.Now())
-			s.call(&inner, q.spec, tx)
+			now := time.Now()
+			c.noteCommand(q.spec.fullName(), now)
+			s.call(&inner, q.spec, tx, now)
 		}
 		return nil
 	})

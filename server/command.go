@@ -54,6 +54,8 @@ type commandSpec struct {
 	// second argument; the parent's handler is unused when set.
 	subcommands []*commandSpec
 	parent      *commandSpec // set for subcommands when the table is built
+	full        string       // "xinfo|stream": set when the table is built (fullName)
+	stats       *cmdStats    // INFO commandstats: set when the table is built
 
 	commandMeta
 }

@@ -39,14 +39,18 @@ func (s *Server) buildTable(cmds []*commandSpec) {
 	s.commands = cmds
 	for _, c := range cmds {
 		s.table[c.name] = c
-		s.cmdStats[c] = new(cmdStats)
+		c.stats = new(cmdStats)
+		c.full = c.name
+		s.cmdStats[c] = c.stats
 		if m, ok := redisCommandMeta[c.name]; ok {
 			c.applyMeta(m)
 		}
 		for _, sub := range c.subcommands {
 			sub.parent = c
-			s.cmdStats[sub] = new(cmdStats)
-			if m, ok := redisCommandMeta[sub.fullName()]; ok {
+			sub.stats = new(cmdStats)
+			sub.full = c.name + "|" + sub.name
+			s.cmdStats[sub] = sub.stats
+			if m, ok := redisCommandMeta[sub.full]; ok {
 				sub.applyMeta(m)
 			}
 		}
@@ -55,25 +59,37 @@ func (s *Server) buildTable(cmds []*commandSpec) {
 
 // fullName is the name commandstats and errors use: "xinfo|stream".
 func (spec *commandSpec) fullName() string {
+	if spec.full != "" {
+		return spec.full
+	}
 	if spec.parent != nil {
 		return spec.parent.name + "|" + spec.name
 	}
 	return spec.name
 }
 
+// maxCommandName bounds the names lookup folds on the stack; no command
+// name is longer.
+const maxCommandName = 32
+
 // lookup finds the command for args the way Redis's lookupCommand does: a
-// container command with no second argument is itself.
+// container command with no second argument is itself. It allocates
+// nothing: the name is folded to lower case on the stack.
 func (s *Server) lookup(args [][]byte) (spec, parent *commandSpec) {
 	spec = s.table[string(args[0])]
-	if spec == nil {
-		spec = s.table[lower(args[0])]
+	if spec == nil && len(args[0]) <= maxCommandName {
+		var buf [maxCommandName]byte
+		name := buf[:len(args[0])]
+		for i, ch := range args[0] {
+			name[i] = lowerByte(ch)
+		}
+		spec = s.table[string(name)]
 	}
 	if spec == nil || len(spec.subcommands) == 0 || len(args) < 2 {
 		return spec, nil
 	}
-	sub := lower(args[1])
 	for _, sc := range spec.subcommands {
-		if sc.name == sub {
+		if argIs(args[1], sc.name) {
 			return sc, spec
 		}
 	}
@@ -95,7 +111,7 @@ func (s *Server) reject(c *client, spec *commandSpec, text string) {
 		c.multi.aborted = true
 	}
 	if spec != nil {
-		s.cmdStats[spec].rejected.Add(1)
+		spec.stats.rejected.Add(1)
 	}
 	c.w.Error(text)
 }
@@ -124,20 +140,20 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 		s.reject(c, nil, errUnknownCommand(args))
 		return
 	}
-	c.noteCommand(spec.fullName(), now)
+	c.noteCommand(spec.full, now)
 	if spec.flags&flagAnswerFirst != 0 {
 		// Redis 7.0 answers QUIT before any check.
 		spec.handler(&cmdContext{c: c, args: args, w: &c.w})
 		return
 	}
 	if !spec.arityOK(len(args)) {
-		text := errWrongArity(spec.fullName())
+		text := errWrongArity(spec.full)
 		if spec.flags&flagExecLike != 0 {
 			// EXEC refused: the transaction goes with it.
 			c.multi = nil
 			c.setMultiCount(-1)
 			s.watch.unwatchAll(c)
-			s.cmdStats[spec].rejected.Add(1)
+			spec.stats.rejected.Add(1)
 			c.w.Error(errExecAbortedBecause(text))
 			return
 		}
@@ -158,19 +174,23 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 		c.w.Simple("QUEUED")
 		return
 	}
-	ctx := cmdContext{c: c, args: args, w: &c.w, db: c.db}
-	s.call(&ctx, spec, nil)
+	// The client's own context, reused: a command costs no allocation
+	// for it (a blocked command keeps a copy).
+	ctx := &c.cmd
+	*ctx = cmdContext{c: c, args: args, w: &c.w, db: c.db}
+	s.call(ctx, spec, nil, now)
 	if ctx.block != nil {
-		s.block(&ctx)
+		s.block(ctx)
 	}
+	*ctx = cmdContext{}
 }
 
 // call runs a command and counts it. tx is the transaction to run in
 // (inside EXEC); nil runs the command in its own View or Update, or
-// without one for flagNoKeyspace commands.
-func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx) {
+// without one for flagNoKeyspace commands. start is when the command
+// began, for commandstats.
+func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx, start time.Time) {
 	w := ctx.w
-	start := time.Now()
 	mark, errsBefore := len(w.buf), w.errs
 	switch {
 	case tx != nil:
@@ -182,14 +202,7 @@ func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx) {
 		spec.handler(ctx)
 	case spec.flags&flagWrite != 0:
 		s.commitMu.RLock()
-		err := s.engine.Update(func(t *stream.Tx) error {
-			ctx.tx = t
-			spec.handler(ctx)
-			if ctx.failed || w.errs > errsBefore {
-				return errRollback
-			}
-			return nil
-		})
+		err := s.engine.Update(ctx.c.writeFunc(ctx, spec, errsBefore))
 		s.commitMu.RUnlock()
 		ctx.tx = nil
 		if err != nil && !errors.Is(err, errRollback) {
@@ -206,13 +219,45 @@ func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx) {
 			s.replaceReply(ctx, mark, err)
 		}
 	}
-	st := s.cmdStats[spec]
+	st := spec.stats
 	st.calls.Add(1)
 	st.usec.Add(time.Since(start).Microseconds())
 	if w.errs > errsBefore {
 		st.failed.Add(1)
 	}
 	s.stats.commands.Add(1)
+}
+
+// writeCall is the write command call hands to Engine.Update.
+type writeCall struct {
+	ctx        *cmdContext
+	spec       *commandSpec
+	errsBefore int
+}
+
+// writeFunc returns the function call hands to Engine.Update to run a
+// write command: the client's one bound method, so that a write costs no
+// closure allocation. Update returns before the next command of the
+// client starts, so one pending call per client is all there is.
+func (c *client) writeFunc(ctx *cmdContext, spec *commandSpec, errsBefore int) func(*stream.Tx) error {
+	if c.writeFn == nil {
+		c.writeFn = c.runWrite
+	}
+	c.write = writeCall{ctx: ctx, spec: spec, errsBefore: errsBefore}
+	return c.writeFn
+}
+
+// runWrite runs the pending write command in t; an error reply drops its
+// writes.
+func (c *client) runWrite(t *stream.Tx) error {
+	wc := c.write
+	c.write = writeCall{}
+	wc.ctx.tx = t
+	wc.spec.handler(wc.ctx)
+	if wc.ctx.failed || wc.ctx.w.errs > wc.errsBefore {
+		return errRollback
+	}
+	return nil
 }
 
 // replaceReply drops what a handler wrote and replies with err instead,
@@ -240,6 +285,9 @@ type serverStats struct {
 	hits, misses  atomic.Int64
 	netInput      atomic.Int64
 	netOutput     atomic.Int64
+	// writeGroups counts the pipelined write groups that shared one
+	// transaction (pipeline.go).
+	writeGroups atomic.Int64
 
 	mu     sync.Mutex
 	errors map[string]int64 // guarded by mu: error code -> count

@@ -203,3 +203,45 @@ func TestParseSet(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchAllocs: looking a command up (in any case), running a
+// command without a keyspace and writing its reply into the reused
+// buffer allocate nothing; neither does the request guard framing a
+// pipeline of ordinary requests.
+func TestDispatchAllocs(t *testing.T) {
+	s := &Server{}
+	s.stats.init()
+	pass := ""
+	s.requirePass.Store(&pass)
+	s.protoMaxBulk.Store(1 << 20)
+	s.buildTable(commandTable())
+	cl := &client{s: s, id: 1, proto: 2, inMulti: -1}
+	cl.w.proto = 2
+	cl.authed.Store(true)
+	for _, line := range []string{"PING", "ping", "Echo hello", "XINFO HELP"} {
+		var args [][]byte
+		for _, f := range strings.Fields(line) {
+			args = append(args, []byte(f))
+		}
+		if n := testing.AllocsPerRun(100, func() {
+			s.dispatch(cl, args)
+			cl.w.buf = cl.w.buf[:0]
+		}); n > 0 {
+			t.Errorf("%s: %v allocations per command", line, n)
+		}
+	}
+
+	g := &guardConn{c: cl}
+	req := []byte("*1\r\n$4\r\nPING\r\n*3\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n*2\r\n$4\r\nXLEN\r\n$1\r\ns\r\n")
+	if n := testing.AllocsPerRun(100, func() {
+		if err := g.feed(req[:10]); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.feed(req[10:]); err != nil {
+			t.Fatal(err)
+		}
+		g.out, g.outPos = g.out[:0], 0
+	}); n > 0 {
+		t.Errorf("guard: %v allocations per pipeline", n)
+	}
+}

@@ -15,10 +15,17 @@
 // replaces the reply with the error.
 //
 // Requests pass through a guardConn (resp.go) that enforces Redis's
-// protocol limits before redcon parses them. A client whose command
-// blocks (XREAD BLOCK) leaves redcon's loop (blocking.go): from then on
-// one goroutine reads its requests into a queue, so a disconnect is seen
-// while it waits, and its own goroutine runs them in order.
+// protocol limits before redcon parses them; its buffers live as long as
+// the connection. When a pipeline's first commands are writes, serveRESP
+// takes the commands redcon has already parsed and runs each run of
+// consecutive writes in one Engine.Update (pipeline.go), with the replies
+// and effects of running them one by one. The per-command path (lookup,
+// context, write closure, reply buffer) allocates nothing.
+//
+// A client whose command blocks (XREAD BLOCK) leaves redcon's loop
+// (blocking.go): from then on one goroutine reads its requests into a
+// queue, so a disconnect is seen while it waits, and its own goroutine
+// runs them in order (after the rest of a pipeline taken from redcon).
 //
 // Invariants and lock order:
 //   - gate (shared per command, exclusive at shutdown) before commitMu

@@ -15,6 +15,7 @@ const (
 	unauthBulk       = 16384     // bulk length allowed before AUTH
 	maxMultibulkLen  = 1<<31 - 1 // INT_MAX
 	guardReadBufSize = 16 * 1024
+	guardKeepBuf     = 64 * 1024 // larger framing buffers are dropped once empty
 )
 
 // protoError is a request that breaks the protocol. The client gets
@@ -36,8 +37,10 @@ type guardConn struct {
 	net.Conn
 	c *client
 
+	rbuf    []byte // the socket read buffer, reused (allocated at the first read)
 	in      []byte // bytes read from the socket, not yet framed
 	out     []byte // framed bytes not yet handed to the reader
+	outPos  int    // out[:outPos] was handed out already
 	err     error  // sticky: a protocol error or the socket's error
 	written bool   // the protocol error was already sent (attached mode)
 
@@ -61,7 +64,9 @@ var errGuardTimeout = errors.New("idle timeout")
 
 // Read hands out framed bytes; it reads the socket until it has some.
 func (g *guardConn) Read(p []byte) (int, error) {
-	for len(g.out) == 0 {
+	for g.outPos == len(g.out) {
+		// Everything framed was handed out: reuse the buffer.
+		g.out, g.outPos = g.out[:0], 0
 		if g.err != nil {
 			var pe *protoError
 			if errors.As(g.err, &pe) && !g.written && !g.detached.Load() {
@@ -75,25 +80,28 @@ func (g *guardConn) Read(p []byte) (int, error) {
 		}
 		g.fill()
 	}
-	n := copy(p, g.out)
-	g.out = g.out[n:]
-	if len(g.out) == 0 {
-		g.out = g.out[:0:0]
+	n := copy(p, g.out[g.outPos:])
+	g.outPos += n
+	if g.outPos == len(g.out) && cap(g.out) > guardKeepBuf {
+		g.out, g.outPos = nil, 0 // a huge request: do not keep its memory
 	}
 	return n, nil
 }
 
-// fill reads once from the socket and frames what it can.
+// fill reads once from the socket and frames what it can. The read
+// buffer and the framing buffers live as long as the connection, so a
+// request costs no allocation here.
 func (g *guardConn) fill() {
-	var buf [guardReadBufSize]byte
+	if g.rbuf == nil {
+		g.rbuf = make([]byte, guardReadBufSize)
+	}
 	if t := g.c.s.idleTimeout(); t > 0 {
 		g.Conn.SetReadDeadline(time.Now().Add(t))
 	}
-	n, err := g.Conn.Read(buf[:])
+	n, err := g.Conn.Read(g.rbuf)
 	if n > 0 {
 		g.c.s.stats.netInput.Add(int64(n))
-		g.in = append(g.in, buf[:n]...)
-		if perr := g.frame(); perr != nil {
+		if perr := g.feed(g.rbuf[:n]); perr != nil {
 			g.err = perr
 			return
 		}
@@ -110,13 +118,30 @@ func (g *guardConn) fill() {
 	}
 }
 
-// frame moves complete protocol elements from in to out.
-func (g *guardConn) frame() error {
-	in := g.in
-	defer func() {
-		// keep the unconsumed tail
-		g.in = append(g.in[:0], in...)
-	}()
+// feed frames data just read: straight from the read buffer when no
+// partial element waits in in, otherwise after it.
+func (g *guardConn) feed(data []byte) error {
+	if len(g.in) > 0 {
+		g.in = append(g.in, data...)
+		data = g.in
+	}
+	rest, err := g.frame(data)
+	// keep the unconsumed tail (it may alias in: copy moves it down)
+	n := copy(g.in[:cap(g.in)], rest)
+	if n < len(rest) {
+		g.in = append(g.in[:n], rest[n:]...)
+	} else {
+		g.in = g.in[:n]
+	}
+	if len(g.in) == 0 && cap(g.in) > guardKeepBuf {
+		g.in = nil
+	}
+	return err
+}
+
+// frame moves complete protocol elements from in to out and returns what
+// is left of in: the start of an element not complete yet.
+func (g *guardConn) frame(in []byte) ([]byte, error) {
 	for len(in) > 0 {
 		switch g.state {
 		case guardStart:
@@ -124,33 +149,33 @@ func (g *guardConn) frame() error {
 				i := indexNL(in)
 				if i < 0 {
 					if len(in) > inlineMax {
-						return &protoError{"too big inline request"}
+						return in, &protoError{"too big inline request"}
 					}
-					return nil
+					return in, nil
 				}
 				line := in[:i]
 				in = in[i+1:]
 				if err := g.inline(line); err != nil {
-					return err
+					return in, err
 				}
 				continue
 			}
 			i := indexCR(in)
 			if i < 0 {
 				if len(in) > inlineMax {
-					return &protoError{"too big mbulk count string"}
+					return in, &protoError{"too big mbulk count string"}
 				}
-				return nil
+				return in, nil
 			}
 			if i+1 >= len(in) {
-				return nil // wait for the \n
+				return in, nil // wait for the \n
 			}
 			n, ok := parseRedisInt(in[1:i])
 			if !ok || n > maxMultibulkLen {
-				return &protoError{"invalid multibulk length"}
+				return in, &protoError{"invalid multibulk length"}
 			}
 			if n > unauthMultibulk && !g.c.isAuthed() {
-				return &protoError{"unauthenticated multibulk length"}
+				return in, &protoError{"unauthenticated multibulk length"}
 			}
 			in = in[i+2:]
 			if n <= 0 {
@@ -163,24 +188,24 @@ func (g *guardConn) frame() error {
 			g.state = guardBulkHeader
 		case guardBulkHeader:
 			if in[0] != '$' {
-				return &protoError{"expected '$', got '" + string(in[0]) + "'"}
+				return in, &protoError{"expected '$', got '" + string(in[0]) + "'"}
 			}
 			i := indexCR(in)
 			if i < 0 {
 				if len(in) > inlineMax {
-					return &protoError{"too big bulk count string"}
+					return in, &protoError{"too big bulk count string"}
 				}
-				return nil
+				return in, nil
 			}
 			if i+1 >= len(in) {
-				return nil
+				return in, nil
 			}
 			n, ok := parseRedisInt(in[1:i])
 			if !ok || n < 0 || n > g.c.s.maxBulkLen() {
-				return &protoError{"invalid bulk length"}
+				return in, &protoError{"invalid bulk length"}
 			}
 			if n > unauthBulk && !g.c.isAuthed() {
-				return &protoError{"unauthenticated bulk length"}
+				return in, &protoError{"unauthenticated bulk length"}
 			}
 			in = in[i+2:]
 			g.out = append(g.out, '$')
@@ -216,7 +241,7 @@ func (g *guardConn) frame() error {
 			}
 		}
 	}
-	return nil
+	return in, nil
 }
 
 // inline turns an inline request into a multibulk, splitting it as

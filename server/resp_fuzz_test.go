@@ -15,8 +15,7 @@ func frameAll(chunks ...[]byte) ([]byte, error) {
 	g := &guardConn{c: c}
 	var out []byte
 	for _, ch := range chunks {
-		g.in = append(g.in, ch...)
-		if err := g.frame(); err != nil {
+		if err := g.feed(ch); err != nil {
 			return append(out, g.out...), err
 		}
 		out = append(out, g.out...)

@@ -292,6 +292,10 @@ func (s *Server) serveRESP(conn redcon.Conn, cmd redcon.Command) {
 	if c.detached != nil {
 		return
 	}
+	if s.startsGroup(c, conn, cmd) {
+		s.servePipeline(c, conn, cmd, conn.ReadPipeline())
+		return
+	}
 	s.dispatch(c, cmd.Args)
 	c.flushTo(conn)
 	if c.quitting {

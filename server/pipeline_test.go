@@ -1,0 +1,145 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// resp encodes commands (space-separated words) as one RESP pipeline.
+func resp(cmds ...string) string {
+	var b strings.Builder
+	for _, c := range cmds {
+		args := strings.Fields(c)
+		b.WriteString("*" + itoa(int64(len(args))) + "\r\n")
+		for _, a := range args {
+			b.WriteString("$" + itoa(int64(len(a))) + "\r\n" + a + "\r\n")
+		}
+	}
+	return b.String()
+}
+
+// TestPipelineGroups: a pipeline's writes give the replies and the state
+// that running its commands one by one gives, whatever grouping did.
+func TestPipelineGroups(t *testing.T) {
+	tests := []struct {
+		name  string
+		cmds  []string
+		want  []string
+		after [][2]string // command, reply checked afterwards on a new connection
+	}{
+		{
+			name: "writes",
+			cmds: []string{"XADD s 1-1 f v", "XADD s 2-1 f v", "SET k v", "INCR n", "XLEN s"},
+			want: []string{"$3\r\n1-1\r\n", "$3\r\n2-1\r\n", "+OK\r\n", ":1\r\n", ":2\r\n"},
+		},
+		{
+			// The failing XADD leaves nothing; the others keep theirs.
+			name: "error in the middle",
+			cmds: []string{"XADD s 1-1 f v", "XADD s 1-1 f v", "XADD s 2-1 f v", "INCR k", "XADD s 3-1 f v"},
+			want: []string{"$3\r\n1-1\r\n", "-ERR The ID specified in XADD is equal or smaller than the target stream top item\r\n",
+				"$3\r\n2-1\r\n", ":1\r\n", "$3\r\n3-1\r\n"},
+			after: [][2]string{{"XLEN s", ":3\r\n"}, {"GET k", "$1\r\n1\r\n"}},
+		},
+		{
+			name: "wrong type",
+			cmds: []string{"SET k v", "XADD k 1-1 f v", "INCR k", "SET k 5", "INCR k"},
+			want: []string{"+OK\r\n", "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+				"-ERR value is not an integer or out of range\r\n", "+OK\r\n", ":6\r\n"},
+		},
+		{
+			name: "multi ends a group",
+			cmds: []string{"XADD s 1-1 f v", "XADD s 2-1 f v", "MULTI", "XADD s 3-1 f v", "XADD s 4-1 f v", "EXEC", "XADD s 5-1 f v", "XADD s 6-1 f v"},
+			want: []string{"$3\r\n1-1\r\n", "$3\r\n2-1\r\n", "+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n",
+				"*2\r\n$3\r\n3-1\r\n$3\r\n4-1\r\n", "$3\r\n5-1\r\n", "$3\r\n6-1\r\n"},
+		},
+		{
+			name: "select ends a group",
+			cmds: []string{"XADD s 1-1 f v", "SELECT 1", "XADD s 1-1 f v", "XADD s 2-1 f v", "SELECT 0", "XLEN s"},
+			want: []string{"$3\r\n1-1\r\n", "+OK\r\n", "$3\r\n1-1\r\n", "$3\r\n2-1\r\n", "+OK\r\n", ":1\r\n"},
+		},
+		{
+			name: "arity error",
+			cmds: []string{"XADD s 1-1 f v", "XADD s", "XADD s 2-1 f v"},
+			want: []string{"$3\r\n1-1\r\n", "-ERR wrong number of arguments for 'xadd' command\r\n", "$3\r\n2-1\r\n"},
+		},
+		{
+			// QUIT closes the connection: what follows it never runs.
+			name:  "quit",
+			cmds:  []string{"XADD s 1-1 f v", "XADD s 2-1 f v", "QUIT", "XADD s 3-1 f v", "XADD s 4-1 f v"},
+			want:  []string{"$3\r\n1-1\r\n", "$3\r\n2-1\r\n", "+OK\r\n"},
+			after: [][2]string{{"XLEN s", ":2\r\n"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServer(t)
+			r := dialRaw(t, s)
+			r.send(resp(tt.cmds...))
+			for i, want := range tt.want {
+				if got := r.reply(); got != want {
+					t.Errorf("reply %d (%s): got %q, want %q", i, tt.cmds[i], got, want)
+				}
+			}
+			r2 := dialRaw(t, s)
+			for _, a := range tt.after {
+				r2.expect(a[1], strings.Fields(a[0])...)
+			}
+		})
+	}
+}
+
+// TestPipelineGroupShares: consecutive pipelined writes run as one group,
+// counted once each in commandstats, and a failed group's error is counted
+// once in errorstats.
+func TestPipelineGroupShares(t *testing.T) {
+	s := startServer(t)
+	r := dialRaw(t, s)
+	cmds := make([]string, 16)
+	for i := range cmds {
+		cmds[i] = "XADD s * f v"
+	}
+	r.send(resp(cmds...))
+	for range cmds {
+		if got := r.reply(); got[0] != '$' {
+			t.Fatalf("got %q", got)
+		}
+	}
+	if s.stats.writeGroups.Load() == 0 {
+		t.Skip("the pipeline did not arrive in one read")
+	}
+	r.send(resp("XADD s 1-1 f v", "XADD s * f v"))
+	r.reply()
+	r.reply()
+	r.cmd("INFO", "commandstats")
+	if got := r.reply(); !strings.Contains(got, "cmdstat_xadd:calls=18,") {
+		t.Errorf("commandstats: %q", got)
+	}
+	r.cmd("INFO", "errorstats")
+	if got := r.reply(); !strings.Contains(got, "errorstat_ERR:count=1\r\n") {
+		t.Errorf("errorstats: %q", got)
+	}
+}
+
+// TestPipelineBlocked: the commands after one that blocks wait for it,
+// then run in order.
+func TestPipelineBlocked(t *testing.T) {
+	s := startServer(t)
+	r := dialRaw(t, s)
+	r.send(resp("XADD s 1-1 f v", "XADD s 2-1 f v", "XREAD BLOCK 0 STREAMS t $", "XADD s 3-1 f v", "XADD s 4-1 f v"))
+	for _, want := range []string{"$3\r\n1-1\r\n", "$3\r\n2-1\r\n"} {
+		if got := r.reply(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	w := dialRaw(t, s)
+	w.expect("$3\r\n9-1\r\n", "XADD", "t", "9-1", "g", "h")
+	for _, want := range []string{
+		"*1\r\n*2\r\n$1\r\nt\r\n*1\r\n*2\r\n$3\r\n9-1\r\n*2\r\n$1\r\ng\r\n$1\r\nh\r\n",
+		"$3\r\n3-1\r\n", "$3\r\n4-1\r\n",
+	} {
+		if got := r.reply(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+}

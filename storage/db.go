@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/batchrepr"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -269,8 +270,50 @@ func (b *Batch) NewIter(lower, upper []byte) (*Iter, error) {
 // Empty reports whether the batch holds no writes.
 func (b *Batch) Empty() bool { return b.b.Empty() }
 
+// Len is the size of the batch in bytes.
+func (b *Batch) Len() int { return b.b.Len() }
+
 // Count is the number of writes in the batch.
 func (b *Batch) Count() uint32 { return b.b.Count() }
+
+// Mark is a point in a batch's writes that RollbackTo can return to.
+// Two marks of one batch are equal when no write came between them.
+type Mark struct {
+	size  int    // bytes of the batch's representation
+	count uint32 // writes
+}
+
+// Mark returns the batch's current point.
+func (b *Batch) Mark() Mark { return Mark{size: b.b.Len(), count: b.b.Count()} }
+
+// RollbackTo discards every write made after m, a mark of this batch.
+// Iterators opened on the batch must be closed first. An indexed Pebble
+// batch cannot be truncated, so the writes before m are copied into a
+// new one: the cost is that of the batch so far, paid only when there is
+// something to discard.
+func (b *Batch) RollbackTo(m Mark) error {
+	if b.Mark() == m {
+		return nil
+	}
+	nb := b.db.pdb.NewIndexedBatch()
+	if m.count > 0 {
+		repr := append([]byte(nil), b.b.Repr()[:m.size]...)
+		batchrepr.SetCount(repr, m.count)
+		prefix := b.db.pdb.NewBatch()
+		err := prefix.SetRepr(repr)
+		if err == nil {
+			err = nb.Apply(prefix, nil)
+		}
+		prefix.Close()
+		if err != nil {
+			nb.Close()
+			return err
+		}
+	}
+	b.b.Close()
+	b.b = nb
+	return nil
+}
 
 // Close releases the batch without committing it.
 func (b *Batch) Close() error { return b.b.Close() }
@@ -286,7 +329,7 @@ func (b *Batch) Commit() error {
 	if err := b.db.pdb.Apply(b.b, pebble.NoSync); err != nil {
 		return err
 	}
-	return b.db.afterApply()
+	return b.db.afterApply(1)
 }
 
 // Apply applies the batch without waiting for durability; the caller must
@@ -300,13 +343,16 @@ func (b *Batch) Apply() error {
 }
 
 // WaitDurable waits until everything applied so far is as durable as the
-// sync mode requires.
-func (db *DB) WaitDurable() error { return db.afterApply() }
+// sync mode requires. writers is how many independent writers' work the
+// caller applied (a group commit passes its size): with SyncAlways a sync
+// waits briefly for writers it expects back (see syncer), and the count
+// tells it how many have come.
+func (db *DB) WaitDurable(writers int) error { return db.afterApply(writers) }
 
-func (db *DB) afterApply() error {
+func (db *DB) afterApply(writers int) error {
 	switch db.syncMode() {
 	case SyncAlways:
-		return db.syncer.wait()
+		return db.syncer.wait(writers)
 	case SyncEverySec:
 		select {
 		case db.dirty <- struct{}{}:
@@ -317,7 +363,7 @@ func (db *DB) afterApply() error {
 }
 
 // Sync forces the WAL to disk.
-func (db *DB) Sync() error { return db.syncer.wait() }
+func (db *DB) Sync() error { return db.syncer.wait(0) }
 
 func (db *DB) everySecLoop(ctx context.Context) {
 	defer db.wg.Done()
@@ -331,7 +377,7 @@ func (db *DB) everySecLoop(ctx context.Context) {
 		}
 		select {
 		case <-db.dirty:
-			if err := db.syncer.wait(); err != nil {
+			if err := db.syncer.wait(0); err != nil {
 				db.logger.Error("background fsync failed", "err", err)
 			}
 		default:
@@ -339,9 +385,22 @@ func (db *DB) everySecLoop(ctx context.Context) {
 	}
 }
 
-// syncer implements group commit: a caller that needs durability takes a
-// ticket after its write was applied; one sync that starts after the
-// ticket was taken covers it, so concurrent callers share syncs.
+// syncer implements group commit at the sync: a caller that needs
+// durability takes a ticket after its write was applied; one sync that
+// starts after the ticket was taken covers it, so concurrent callers share
+// syncs.
+//
+// It also gathers: with appendfsync always, the writers a sync answers
+// come back with their next writes shortly after it ends. Were the next
+// sync to start at the first of them, it would answer only the quickest,
+// the rest would wait for the one after, and the writers would split into
+// two cohorts, each served every other sync: half the throughput. So a
+// sync waits, after the previous one ended, until as many writers are
+// waiting as were active in the previous sync period (those it answered
+// and those that queued during it), or until as long as that sync took
+// has passed (at most maxGather): a gap that long means the writers are
+// not coming, and waiting never costs more than the sync it saves. A lone
+// writer, or one coming after a quiet spell, waits not at all.
 type syncer struct {
 	sync func() error
 
@@ -351,9 +410,23 @@ type syncer struct {
 	covered uint64     // guarded by mu: tickets covered by a finished sync
 	running bool       // guarded by mu
 	err     error      // guarded by mu: result of the last sync
+
+	gatherMax time.Duration // longest wait for writers to come back; maxGather unless a test sets it
+
+	pending int           // guarded by mu: writers waiting for a sync not yet started
+	expect  int           // guarded by mu: writers the next sync waits for
+	lastEnd time.Time     // guarded by mu: when the last sync ended
+	lastDur time.Duration // guarded by mu: how long it took
+	armed   time.Time     // guarded by mu: the gathering deadline a timer is set for
 }
 
-func (s *syncer) wait() error {
+// maxGather bounds how long a sync waits for writers to come back.
+const maxGather = 2 * time.Millisecond
+
+// wait returns once a sync that started after the call covers the
+// caller's writes. writers is how many independent writers those writes
+// carry (a group commit's size); 0 asks for a sync without gathering.
+func (s *syncer) wait(writers int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cond == nil {
@@ -361,22 +434,54 @@ func (s *syncer) wait() error {
 	}
 	s.issued++
 	ticket := s.issued
+	s.pending += writers
 	for s.covered < ticket {
-		if s.running {
+		if s.running || (writers > 0 && s.gatheringLocked()) {
 			s.cond.Wait()
 			continue
 		}
 		s.running = true
-		target := s.issued
+		target, answers := s.issued, s.pending
+		s.pending = 0
 		s.mu.Unlock()
+		start := time.Now()
 		err := s.sync()
+		end := time.Now()
 		s.mu.Lock()
 		s.running = false
 		s.covered = target
 		s.err = err
+		s.lastEnd, s.lastDur = end, end.Sub(start)
+		s.expect = answers + s.pending
 		s.cond.Broadcast()
 	}
 	return s.err
+}
+
+// gatheringLocked reports whether the next sync should wait for more
+// writers, arming a timer that wakes the waiters at the deadline.
+func (s *syncer) gatheringLocked() bool {
+	if s.pending >= s.expect {
+		return false
+	}
+	limit := s.gatherMax
+	if limit == 0 {
+		limit = maxGather
+	}
+	deadline := s.lastEnd.Add(min(s.lastDur, limit))
+	d := time.Until(deadline)
+	if d <= 0 {
+		return false
+	}
+	if !s.armed.Equal(deadline) {
+		s.armed = deadline
+		time.AfterFunc(d, func() {
+			s.mu.Lock()
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		})
+	}
+	return true
 }
 
 // KickGC asks the background collector to drop garbage now.

@@ -2,10 +2,12 @@ package storage
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestRefusesUnknownFormat(t *testing.T) {
@@ -74,7 +76,7 @@ func TestSyncerGroupsWaiters(t *testing.T) {
 			if mine == n {
 				close(allApplied)
 			}
-			if err := s.wait(); err != nil {
+			if err := s.wait(1); err != nil {
 				errs <- err.Error()
 				return
 			}
@@ -90,6 +92,51 @@ func TestSyncerGroupsWaiters(t *testing.T) {
 	}
 	if got := syncs.Load(); got > n/2 {
 		t.Fatalf("%d syncs for %d waiters: not grouped", got, n)
+	}
+}
+
+// After a sync period that saw n writers, the next sync waits until n
+// writers are back rather than starting at the first; a Sync call (no
+// writers) never waits.
+func TestSyncerGathersReturningWriters(t *testing.T) {
+	const n = 3
+	var syncs atomic.Int64
+	s := syncer{gatherMax: time.Hour, sync: func() error { syncs.Add(1); return nil }}
+	// As if a sync that answered n writers had just ended, and took long.
+	s.lastEnd, s.lastDur, s.expect = time.Now(), time.Hour, n
+	pending := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.pending
+	}
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.wait(1); err != nil {
+				t.Error(err)
+			}
+		}()
+		if i == n {
+			break
+		}
+		for pending() < i {
+			runtime.Gosched()
+		}
+		if got := syncs.Load(); got != 0 {
+			t.Fatalf("a sync started with %d of %d writers back", i, n)
+		}
+	}
+	wg.Wait()
+	if got := syncs.Load(); got != 1 {
+		t.Fatalf("%d syncs for %d returning writers, want 1", got, n)
+	}
+	s.mu.Lock()
+	s.lastEnd, s.lastDur, s.expect = time.Now(), time.Hour, n
+	s.mu.Unlock()
+	if err := s.wait(0); err != nil { // would hang for an hour if it gathered
+		t.Fatal(err)
 	}
 }
 
@@ -121,4 +168,74 @@ func TestGarbageCollected(t *testing.T) {
 	if it.First() {
 		t.Fatal("garbage record left behind")
 	}
+}
+
+func TestBatchRollbackTo(t *testing.T) {
+	db, err := Open(InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	k := func(s string) []byte { return []byte{tagMeta, s[0]} }
+	b := db.NewBatch()
+	start := b.Mark()
+	b.Set(k("a"), []byte("1"))
+	kept := b.Mark()
+	if kept == start {
+		t.Fatal("a write left the mark unchanged")
+	}
+	if err := b.RollbackTo(kept); err != nil { // nothing to discard
+		t.Fatal(err)
+	}
+	b.Set(k("b"), []byte("2"))
+	b.Delete(k("a"))
+	b.DeleteRange(k("a"), k("z"))
+	if err := b.RollbackTo(kept); err != nil {
+		t.Fatal(err)
+	}
+	if b.Mark() != kept {
+		t.Fatalf("mark after rollback %+v, want %+v", b.Mark(), kept)
+	}
+	// The batch reads and iterates as it stood at the mark, and takes
+	// more writes.
+	if v, ok, err := b.Get(k("a")); err != nil || !ok || string(v) != "1" {
+		t.Fatalf("a: %q %v %v", v, ok, err)
+	}
+	if _, ok, _ := b.Get(k("b")); ok {
+		t.Fatal("b survived the rollback")
+	}
+	b.Set(k("c"), []byte("3"))
+	it, err := b.NewIter(k("a"), k("z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ok := it.First(); ok; ok = it.Next() {
+		got = append(got, string(it.Key()[1:])+"="+string(it.Value()))
+	}
+	it.Close()
+	if strings.Join(got, ",") != "a=1,c=3" {
+		t.Fatalf("batch holds %v", got)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"a": "1", "b": "", "c": "3"} {
+		v, _, err := db.Get(k(key))
+		if err != nil || string(v) != want {
+			t.Fatalf("%s: %q %v, want %q", key, v, err, want)
+		}
+	}
+
+	// Back to an empty batch.
+	b = db.NewBatch()
+	empty := b.Mark()
+	b.Set(k("d"), []byte("4"))
+	if err := b.RollbackTo(empty); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Empty() {
+		t.Fatal("batch not empty after rolling back to its start")
+	}
+	b.Close()
 }

@@ -5,7 +5,9 @@
 // Usage: Open a DB, build a Batch (reads through a Batch see its own
 // writes), Commit it. Commit applies the batch and then, depending on the
 // sync mode, waits for the WAL to reach the disk; concurrent committers
-// share one sync (group commit).
+// share one sync (group commit), which waits briefly for the writers it
+// expects back (syncer, in db.go). A batch can be rolled back to a Mark,
+// so that one batch can carry several writers' work.
 //
 // Invariants:
 //   - keys.go is the only place that builds or parses keys; no other

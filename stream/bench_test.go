@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/eddy-streams/eddy/storage"
@@ -82,5 +83,49 @@ func BenchmarkXLen(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkXAddParallel is 50 clients appending to one stream, on a real
+// directory, as redis-benchmark -c 50 does against the server: it
+// measures how well concurrent Updates share a batch and a sync.
+func BenchmarkXAddParallel(b *testing.B) {
+	for _, m := range []struct {
+		name string
+		sync storage.SyncMode
+	}{{"always", storage.SyncAlways}, {"everysec", storage.SyncEverySec}} {
+		b.Run(m.name, func(b *testing.B) {
+			db, err := storage.Open(storage.Options{Dir: b.TempDir(), CacheSize: 8 << 20, Sync: m.sync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { db.Close() })
+			e, err := Open(db, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			key := []byte("s")
+			const clients = 50
+			procs := runtime.GOMAXPROCS(0)
+			b.SetParallelism((clients + procs - 1) / procs)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				a := XAddArgs{Auto: true, Fields: fv("field", "value")}
+				for pb.Next() {
+					err := e.Update(func(tx *Tx) error {
+						_, _, err := tx.XAdd(0, key, &a)
+						return err
+					})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			if g := e.groups.Load(); g > 0 {
+				b.ReportMetric(float64(e.grouped.Load())/float64(g), "updates/group")
+			}
+		})
 	}
 }

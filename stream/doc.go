@@ -5,9 +5,12 @@
 // types here and maps the sentinel errors here to Redis's texts.
 //
 // Usage: Open an Engine on a storage.DB; run reads in View and writes in
-// Update. One Update is one storage batch, so a command, or a whole
-// MULTI/EXEC, is atomic on disk; Options.OnCommit then reports the keys it
-// changed (to wake blocked readers and invalidate WATCH).
+// Update. An Update is atomic on disk, so a command, or a whole
+// MULTI/EXEC, is; Options.OnCommit then reports the keys it changed (to
+// wake blocked readers and invalidate WATCH). Concurrent Updates are
+// committed in groups, one batch and one sync per group (commit.go); a
+// function that runs several commands in one Update undoes a failed one
+// alone with Tx.Savepoint and Tx.RollbackTo.
 //
 // Invariants:
 //   - Readers reach data only through a key's metadata record, which names
@@ -22,10 +25,16 @@
 //   - The metadata cache (metacache.go) holds committed state only: a
 //     write transaction stages its metadata changes and Update publishes
 //     them after the batch applied, under Engine.mu held exclusively.
+//   - A group commit is one transaction: each function in it sees the
+//     writes of those before it, and one that fails is rolled back to its
+//     savepoint (batch, changes, staged metadata, key counts, versions),
+//     so a group commits exactly what its successful functions did.
 //   - The node model (node.go) mirrors Redis's listpack nodes exactly, so
 //     "~" trimming removes the same entries and XINFO reports the same
 //     radix-tree figures as Redis 7.0.
 //
 // Lock order: Engine.mu, then metaCache.mu (readers only), then
-// storage's own locks.
+// storage's own locks. Engine.qmu (the commit queue) is held alone.
+// Update's caller must hold no lock that OnCommit takes: the leader of a
+// group calls OnCommit for every function in it while their callers wait.
 package stream

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-streams/eddy/storage"
@@ -26,9 +27,12 @@ type Options struct {
 	// stream-node-max-entries); nil means Redis's defaults.
 	Limits func() NodeLimits
 	// OnCommit, when set, is called after a write transaction is durable
-	// with the keys it changed. It must not call back into the Engine
-	// synchronously with a write, and must not keep the slice after it
-	// returns (the keys in it it may keep).
+	// with the keys it changed, before its Update returns. For a group
+	// commit the leader calls it once per function, in the group's order,
+	// in its own goroutine: callers of Update must not hold a lock it
+	// takes. It must not call back into the Engine synchronously with a
+	// write, and must not keep the slice after it returns (the keys in it
+	// it may keep).
 	OnCommit func(changes []Change)
 	// Now returns the current time in unix milliseconds; nil means the
 	// wall clock.
@@ -74,9 +78,10 @@ type Change struct {
 
 // Engine is the keyspace of every database: streams and strings, on a
 // storage.DB. All access goes through transactions: View for reads,
-// Update for writes; an Update's writes are one storage batch.
+// Update for writes; concurrent Updates are committed in groups, one
+// storage batch and one sync per group (commit.go).
 //
-// Lock order: Engine.mu before anything in storage.
+// Lock order: Engine.mu before anything in storage; Engine.qmu alone.
 type Engine struct {
 	db   *storage.DB
 	opts Options
@@ -92,6 +97,16 @@ type Engine struct {
 	cache *metaCache
 	// txs recycles transactions, and with them their buffers.
 	txs sync.Pool
+
+	// The commit queue (commit.go). qmu is held alone, never with mu.
+	qmu     sync.Mutex
+	queue   []*commitReq // guarded by qmu: Updates waiting, oldest first
+	spare   []*commitReq // guarded by qmu: a drained queue, for reuse
+	leading bool         // guarded by qmu: a leader is committing a group
+	reqs    sync.Pool    // recycled *commitReq
+	// groups and grouped count the groups committed and the Updates
+	// they held.
+	groups, grouped atomic.Uint64
 }
 
 // Open returns an Engine over db.
@@ -143,6 +158,9 @@ type Tx struct {
 	stagedIx   map[string]int // index of staged by stagedName, once it is long
 	flushed    []int          // databases flushed by this transaction
 	flushedAll bool
+	// undo logs what staged and deltas held before each change, so that
+	// one function of a group can be rolled back (commit.go).
+	undo []undoRec
 
 	// Scratch space, reused from one transaction to the next: Pebble
 	// copies what a batch Set is given, so keys and values are built here.
@@ -180,6 +198,8 @@ func (e *Engine) freeTx(tx *Tx) {
 	tx.staged = tx.staged[:0]
 	tx.stagedIx = nil
 	tx.flushed, tx.flushedAll = tx.flushed[:0], false
+	clear(tx.undo)
+	tx.undo = tx.undo[:0]
 	tx.refs = [2]streamRef{}
 	tx.nrefs = 0
 	clear(tx.fields[:cap(tx.fields)])
@@ -214,39 +234,6 @@ func (e *Engine) View(fn func(tx *Tx) error) error {
 			return nil
 		}); err == nil {
 			err = derr
-		}
-	}
-	e.freeTx(tx)
-	return err
-}
-
-// Update runs fn with a write transaction and commits its writes as one
-// batch, unless fn returns an error, in which case nothing is written.
-// Update returns once the batch is as durable as the sync mode requires.
-func (e *Engine) Update(fn func(tx *Tx) error) error {
-	e.mu.Lock()
-	b := e.db.NewBatch()
-	tx := e.newTx(b, b)
-	err := fn(tx)
-	if err == nil {
-		err = tx.writeCounts()
-	}
-	applied := false
-	if err == nil && !b.Empty() {
-		if err = b.Apply(); err == nil {
-			applied = true
-			tx.applyCounts()
-			tx.publish()
-		}
-	}
-	e.mu.Unlock()
-	b.Close()
-	if applied {
-		err = e.db.WaitDurable()
-		if err == nil && e.opts.OnCommit != nil && len(tx.changes) > 0 {
-			// OnCommit may keep the keys (each is its own copy) but not
-			// the slice, which the next transaction reuses.
-			e.opts.OnCommit(tx.changes)
 		}
 	}
 	e.freeTx(tx)

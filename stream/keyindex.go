@@ -49,7 +49,8 @@ func (tx *Tx) count(db int, keys, expires int64) {
 	if tx.deltas == nil {
 		tx.deltas = make(map[int]keyCounts)
 	}
-	d := tx.deltas[db]
+	d, had := tx.deltas[db]
+	tx.undo = append(tx.undo, undoRec{kind: undoDelta, db: db, d: d, had: had})
 	d.keys += keys
 	d.expires += expires
 	tx.deltas[db] = d

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/eddy-streams/eddy/storage"
@@ -17,7 +18,9 @@ import (
 //     records) and reads its own staged state before the cache.
 //   - Update publishes what was staged after the batch applied, with
 //     Engine.mu held exclusively: a reader never sees half a transaction,
-//     and a failed or rolled-back transaction publishes nothing.
+//     and a failed or rolled-back transaction publishes nothing. Within a
+//     group commit, a function that fails has its staging undone from
+//     Tx.undo (commit.go) before the next one runs.
 //   - A miss is filled from storage only when the transaction has not
 //     changed the key, so the value read is the committed one.
 //
@@ -230,18 +233,26 @@ func (tx *Tx) readMeta(db int, key []byte) (keyMeta, bool, error) {
 
 // stagedFor returns the transaction's staged change of (db, key), or nil.
 func (tx *Tx) stagedFor(db int, key []byte) *stagedMeta {
+	if i := tx.stagedIndex(db, key); i >= 0 {
+		return &tx.staged[i]
+	}
+	return nil
+}
+
+// stagedIndex returns the index in staged of (db, key), or -1.
+func (tx *Tx) stagedIndex(db int, key []byte) int {
 	if tx.stagedIx != nil {
 		if i, ok := tx.stagedIx[stagedName(db, key)]; ok {
-			return &tx.staged[i]
+			return i
 		}
-		return nil
+		return -1
 	}
 	for i := range tx.staged {
 		if st := &tx.staged[i]; st.db == db && string(st.key) == string(key) {
-			return st
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 func stagedName(db int, key []byte) string {
@@ -254,7 +265,9 @@ func (tx *Tx) stage(db int, key []byte, gone bool, km *keyMeta) {
 	if tx.e.cache == nil {
 		return
 	}
-	if st := tx.stagedFor(db, key); st != nil {
+	if i := tx.stagedIndex(db, key); i >= 0 {
+		st := &tx.staged[i]
+		tx.undo = append(tx.undo, undoRec{kind: undoStaged, i: i, st: *st})
 		st.gone, st.km = gone, *km
 		return
 	}
@@ -292,6 +305,12 @@ func (tx *Tx) stageFlush(db int, all bool) {
 	if tx.e.cache == nil {
 		return
 	}
+	tx.undo = append(tx.undo, undoRec{
+		kind:       undoFlush,
+		staged:     slices.Clone(tx.staged),
+		flushed:    slices.Clone(tx.flushed),
+		flushedAll: tx.flushedAll,
+	})
 	kept := tx.staged[:0]
 	for _, st := range tx.staged {
 		if !all && st.db != db {

@@ -69,20 +69,29 @@ pids+=($!)
 wait_ping "$rport"
 wait_ping "$eport"
 
-# Each load: a name and the redis-benchmark arguments after -p.
+# Each load: a name, the appendfsync both servers run it with, and the
+# redis-benchmark arguments after -p. Both servers switch with CONFIG SET,
+# so "always" compares Eddy's group commit with Redis's AOF always.
 loads=(
-	"PING|PING"
-	"XADD|XADD bench:s * f v"
-	"XADD -P 16|-P 16 XADD bench:p * f v"
-	"XRANGE COUNT 10|XRANGE bench:s - + COUNT 10"
-	"XLEN|XLEN bench:s"
+	"PING|everysec|PING"
+	"XADD|everysec|XADD bench:s * f v"
+	"XADD -P 16|everysec|-P 16 XADD bench:p * f v"
+	"XRANGE COUNT 10|everysec|XRANGE bench:s - + COUNT 10"
+	"XLEN|everysec|XLEN bench:s"
+	"XADD always|always|XADD bench:a * f v"
+	"XADD always -P 16|always|-P 16 XADD bench:a * f v"
 )
 
+# rps prints "requests-per-second p99-ms" of one redis-benchmark run.
 rps() { # port, args...
 	local port=$1
 	shift
 	redis-benchmark -p "$port" -c "$CLIENTS" -n "$REQUESTS" --csv "$@" 2>/dev/null |
-		awk -F'","' 'NR==2 {print $2}'
+		awk -F'","' 'NR==2 {sub(/"$/, "", $7); print $2, $7}'
+}
+fsync() { # mode: set on both servers
+	redis-cli -p "$rport" CONFIG SET appendfsync "$1" >/dev/null
+	redis-cli -p "$eport" CONFIG SET appendfsync "$1" >/dev/null
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
@@ -100,26 +109,34 @@ eddyv=$("$EDDY" version 2>/dev/null | head -n1) || true
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true; }
 load0=$(loadavg)
 echo "$stamp  $(nproc) CPUs ($cpu)  redis $redisv  $eddyv  rounds=$ROUNDS  loadavg $load0"
-printf '%-18s %12s %12s %8s\n' load redis_rps eddy_rps ratio
+printf '%-18s %12s %12s %8s %9s %9s %8s\n' load redis_rps eddy_rps ratio redis_p99 eddy_p99 p99x
 printf '{"date":"%s","rounds":%s,"requests":%s,"clients":%s,"cpus":%s,"cpu_model":"%s","redis_version":"%s","eddy_version":"%s","quick":%s,"loads":[\n' \
 	"$stamp" "$ROUNDS" "$REQUESTS" "$CLIENTS" "$(nproc)" "$cpu" "$redisv" "$eddyv" "$quick" >"$json"
 first=1
 for l in "${loads[@]}"; do
 	name=${l%%|*}
-	read -r -a args <<<"${l#*|}"
+	rest=${l#*|}
+	mode=${rest%%|*}
+	read -r -a args <<<"${rest#*|}"
+	fsync "$mode"
 	r=() e=()
 	for _ in $(seq 1 "$ROUNDS"); do
 		r+=("$(rps "$rport" "${args[@]}")")
 		e+=("$(rps "$eport" "${args[@]}")")
 	done
-	rm=$(printf '%s\n' "${r[@]}" | median)
-	em=$(printf '%s\n' "${e[@]}" | median)
+	rm=$(printf '%s\n' "${r[@]}" | cut -d' ' -f1 | median)
+	em=$(printf '%s\n' "${e[@]}" | cut -d' ' -f1 | median)
+	rp=$(printf '%s\n' "${r[@]}" | cut -d' ' -f2 | median)
+	ep=$(printf '%s\n' "${e[@]}" | cut -d' ' -f2 | median)
 	ratio=$(awk -v a="$em" -v b="$rm" 'BEGIN {printf "%.2f", (b>0 ? a/b : 0)}')
-	printf '%-18s %12.0f %12.0f %8s\n' "$name" "$rm" "$em" "$ratio"
+	p99x=$(awk -v a="$ep" -v b="$rp" 'BEGIN {printf "%.2f", (b>0 ? a/b : 0)}')
+	printf '%-18s %12.0f %12.0f %8s %9s %9s %8s\n' "$name" "$rm" "$em" "$ratio" "$rp" "$ep" "$p99x"
 	[ $first = 1 ] || echo "," >>"$json"
 	first=0
-	printf '{"load":"%s","redis_rps":%s,"eddy_rps":%s,"ratio":%s}' "$name" "$rm" "$em" "$ratio" >>"$json"
+	printf '{"load":"%s","appendfsync":"%s","redis_rps":%s,"eddy_rps":%s,"ratio":%s,"redis_p99_ms":%s,"eddy_p99_ms":%s,"p99_ratio":%s}' \
+		"$name" "$mode" "$rm" "$em" "$ratio" "$rp" "$ep" "$p99x" >>"$json"
 done
+fsync everysec
 echo "]" >>"$json"
 
 "$work/groupbench" -redis "127.0.0.1:$rport" -eddy "127.0.0.1:$eport" -rounds "$ROUNDS" \

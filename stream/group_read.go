@@ -54,49 +54,53 @@ func (tx *Tx) XReadGroup(db int, key []byte, a ReadGroupArgs, after ID, newOnly 
 // readNew serves ">": the entries after the group's last-delivered-id.
 func (tx *Tx) readNew(g *groupOp, a ReadGroupArgs) (ReadGroupResult, error) {
 	s := g.s
-	serve := false
-	switch {
-	case a.Woken:
-		serve = g.rec.LastID.Less(s.sm.Last)
-	case s.sm.Length > 0:
-		last, _, err := tx.edgeEntry(s, true)
-		if err != nil {
+	if a.Woken && !g.rec.LastID.Less(s.sm.Last) {
+		return ReadGroupResult{}, nil
+	}
+	// Without Woken, the key is served when a live entry lies after the
+	// last-delivered-id: exactly when the scan below finds one, so the
+	// scan answers that too (no separate look at the last entry).
+	var entries []Entry
+	if start, ok := g.rec.LastID.Next(); ok && s.sm.Length > 0 {
+		count := a.Count
+		if count <= 0 {
+			count = -1
+		}
+		var err error
+		if entries, err = tx.scanEntries(s, start, MaxID, count, false); err != nil {
 			return ReadGroupResult{}, err
 		}
-		serve = g.rec.LastID.Less(last.ID)
 	}
-	if !serve {
+	if len(entries) == 0 && !a.Woken {
 		return ReadGroupResult{}, nil
 	}
 	c, err := g.seen(a.Consumer)
 	if err != nil {
 		return ReadGroupResult{}, err
 	}
-	start, _ := g.rec.LastID.Next() // LastID < some ID, so it is not MaxID
-	count := a.Count
-	if count <= 0 {
-		count = -1
-	}
-	entries, err := tx.scanEntries(s, start, MaxID, count, false)
-	if err != nil {
-		return ReadGroupResult{}, err
+	var pending []pendingEntry
+	if !a.NoAck && len(entries) > 0 {
+		if pending, err = g.pendingIn(entries[0].ID, entries[len(entries)-1].ID); err != nil {
+			return ReadGroupResult{}, err
+		}
 	}
 	for _, e := range entries {
 		g.advance(e.ID)
 		if a.NoAck {
 			continue
 		}
-		n, pending, err := g.getNack(e.ID)
-		if err != nil {
-			return ReadGroupResult{}, err
+		for len(pending) > 0 && pending[0].id.Less(e.ID) {
+			pending = pending[1:] // pending, but its entry is gone from the stream
 		}
-		if !pending {
-			n = nack{DeliveryTime: tx.now, Deliveries: 1}
+		if len(pending) == 0 || pending[0].id != e.ID {
+			n := nack{DeliveryTime: tx.now, Deliveries: 1}
 			if err := g.addNack(e.ID, c, &n); err != nil {
 				return ReadGroupResult{}, err
 			}
 			continue
 		}
+		n := pending[0].n
+		pending = pending[1:]
 		n.DeliveryTime, n.Deliveries = tx.now, 1
 		if err := g.moveNack(e.ID, &n, c); err != nil {
 			return ReadGroupResult{}, err
@@ -181,21 +185,16 @@ func (tx *Tx) XAck(db int, key, group []byte, ids []ID) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var acked int64
-	for _, id := range ids {
-		n, pending, err := g.getNack(id)
-		if err != nil {
-			return 0, err
-		}
-		if !pending {
-			continue
-		}
-		if err := g.removeNack(id, &n); err != nil {
-			return 0, err
-		}
-		acked++
+	pending, err := g.pendingOf(ids)
+	if err != nil {
+		return 0, err
 	}
-	return acked, g.flush()
+	for i := range pending {
+		if err := g.removeNack(pending[i].id, &pending[i].n); err != nil {
+			return 0, err
+		}
+	}
+	return int64(len(pending)), g.flush()
 }
 
 // rangeHasTombstones reports whether a deleted entry may lie at or after

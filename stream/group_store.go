@@ -94,7 +94,31 @@ func (n *nack) appendBinary(dst []byte) []byte {
 	return append(dst, n.Owner...)
 }
 
+// decodeNack decodes a PEL entry, copying the owner's name out of b
+// (which may be iterator memory).
 func decodeNack(b []byte) (nack, error) {
+	n, err := decodeNackInPlace(b)
+	n.Owner = append([]byte(nil), n.Owner...)
+	return n, err
+}
+
+// decodeNackInto is decodeNack copying the owner's name to the end of
+// buf, returned grown: many entries share one array (a grown copy leaves
+// the names already carved out where they were).
+func decodeNackInto(b, buf []byte) (nack, []byte, error) {
+	n, err := decodeNackInPlace(b)
+	if err != nil {
+		return nack{}, buf, err
+	}
+	at := len(buf)
+	buf = append(buf, n.Owner...)
+	n.Owner = buf[at:len(buf):len(buf)]
+	return n, buf, nil
+}
+
+// decodeNackInPlace is decodeNack with Owner pointing into b, for values
+// the caller owns.
+func decodeNackInPlace(b []byte) (nack, error) {
 	var v [2]uint64
 	rest, err := readUvarints(b, v[:])
 	if err != nil {
@@ -104,8 +128,7 @@ func decodeNack(b []byte) (nack, error) {
 	if k <= 0 || l != uint64(len(rest)-k) {
 		return nack{}, storage.ErrCorrupt
 	}
-	owner := append([]byte(nil), rest[k:]...)
-	return nack{DeliveryTime: int64(v[0]), Deliveries: v[1], Owner: owner}, nil
+	return nack{DeliveryTime: int64(v[0]), Deliveries: v[1], Owner: rest[k:]}, nil
 }
 
 // groupOp is one command's work on one consumer group: the group record
@@ -119,6 +142,9 @@ type groupOp struct {
 	rec       groupRec
 	dirty     bool
 	consumers map[string]*consumerState
+	// key and val are scratch for the PEL records written or read one at
+	// a time: the batch copies what it is given and Get keeps nothing.
+	key, val []byte
 }
 
 type consumerState struct {
@@ -138,7 +164,10 @@ func (tx *Tx) openGroup(s *streamRef, group []byte) (*groupOp, bool, error) {
 		return nil, false, err
 	}
 	return &groupOp{tx: tx, s: s, name: append([]byte(nil), group...), rec: rec,
-		consumers: make(map[string]*consumerState)}, true, nil
+		consumers: make(map[string]*consumerState),
+		// Room for a key of the group with a consumer name and an ID, so
+		// the scratch key does not grow piecemeal.
+		key: make([]byte, 0, 96+len(s.key)+len(group))}, true, nil
 }
 
 // loadGroup loads the stream at key and its group: ErrNoSuchKey,
@@ -184,7 +213,8 @@ func (g *groupOp) consumer(name []byte, create bool) (*consumerState, error) {
 	if c, ok := g.consumers[string(name)]; ok {
 		return c, nil
 	}
-	v, ok, err := g.tx.r.Get(g.consumerKey(name))
+	g.key = storage.AppendConsumerKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name, name)
+	v, ok, err := g.tx.r.Get(g.key)
 	if err != nil {
 		return nil, err
 	}
@@ -218,19 +248,104 @@ func (g *groupOp) seen(name []byte) (*consumerState, error) {
 	return c, nil
 }
 
+// scratchPELKey returns the key of id's PEL entry in g.key, valid until
+// the next scratch key.
+func (g *groupOp) scratchPELKey(id ID) []byte {
+	g.key = storage.AppendPELKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name, id.Ms, id.Seq)
+	return g.key
+}
+
+// scratchOwnerKey is scratchPELKey for the per-owner index.
+func (g *groupOp) scratchOwnerKey(owner []byte, id ID) []byte {
+	g.key = storage.AppendPELConsumerKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name, owner, id.Ms, id.Seq)
+	return g.key
+}
+
 // getNack reads the PEL entry of id.
 func (g *groupOp) getNack(id ID) (nack, bool, error) {
-	v, ok, err := g.tx.r.Get(g.pelKey(id))
+	v, ok, err := g.tx.r.Get(g.scratchPELKey(id))
 	if err != nil || !ok {
 		return nack{}, false, err
 	}
-	n, err := decodeNack(v)
+	n, err := decodeNackInPlace(v) // v is Get's own copy
 	return n, err == nil, err
+}
+
+// pendingEntry is a PEL entry with its ID.
+type pendingEntry struct {
+	id ID
+	n  nack
+}
+
+// pendingIn returns the PEL entries with lo <= ID <= hi in ID order, found
+// with one iterator rather than a Get per ID: for ">" the range is almost
+// always empty (only XGROUP SETID moving the group back leaves entries
+// after the last-delivered-id pending), and a Get that misses costs a
+// probe of every level.
+func (g *groupOp) pendingIn(lo, hi ID) ([]pendingEntry, error) {
+	if g.rec.Pending == 0 {
+		return nil, nil
+	}
+	lower := g.pelKey(lo)
+	upper := append(g.pelKey(hi), 0)
+	it, err := g.tx.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	var out []pendingEntry
+	var owners []byte
+	for ok := it.First(); ok; ok = it.Next() {
+		ms, seq, err := storage.DecodeIDSuffix(it.Key())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		var n nack
+		if n, owners, err = decodeNackInto(it.Value(), owners); err != nil {
+			it.Close()
+			return nil, err
+		}
+		out = append(out, pendingEntry{ID{ms, seq}, n})
+	}
+	return out, it.Close()
+}
+
+// pendingOf returns the PEL entries of ids, each once and in ID order,
+// seeking one iterator from ID to ID instead of a Get per ID (each Get
+// builds an iterator of its own).
+func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
+	if g.rec.Pending == 0 || len(ids) == 0 {
+		return nil, nil
+	}
+	sorted := slices.Clone(ids)
+	slices.SortFunc(sorted, ID.Compare)
+	sorted = slices.Compact(sorted)
+	lower, upper := storage.PELBounds(g.s.db, g.s.key, g.s.meta.Version, g.name)
+	it, err := g.tx.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pendingEntry, 0, len(sorted))
+	var owners []byte
+	for _, id := range sorted {
+		k := g.scratchPELKey(id)
+		if !it.SeekGE(k) || !bytes.Equal(it.Key(), k) {
+			continue
+		}
+		var n nack
+		if n, owners, err = decodeNackInto(it.Value(), owners); err != nil {
+			it.Close()
+			return nil, err
+		}
+		out = append(out, pendingEntry{id, n})
+	}
+	return out, it.Close()
 }
 
 // putNack rewrites the PEL entry of id (same owner).
 func (g *groupOp) putNack(id ID, n *nack) error {
-	return g.tx.b.Set(g.pelKey(id), n.appendBinary(nil))
+	g.val = n.appendBinary(g.val[:0])
+	return g.tx.b.Set(g.scratchPELKey(id), g.val)
 }
 
 // addNack adds id to the PEL, owned by c.
@@ -239,7 +354,7 @@ func (g *groupOp) addNack(id ID, c *consumerState, n *nack) error {
 	if err := g.putNack(id, n); err != nil {
 		return err
 	}
-	if err := g.tx.b.Set(g.ownerKey(c.name, id), nil); err != nil {
+	if err := g.tx.b.Set(g.scratchOwnerKey(c.name, id), nil); err != nil {
 		return err
 	}
 	g.rec.Pending++
@@ -251,10 +366,10 @@ func (g *groupOp) addNack(id ID, c *consumerState, n *nack) error {
 
 // removeNack removes id, whose entry is n, from the PEL.
 func (g *groupOp) removeNack(id ID, n *nack) error {
-	if err := g.tx.b.Delete(g.pelKey(id)); err != nil {
+	if err := g.tx.b.Delete(g.scratchPELKey(id)); err != nil {
 		return err
 	}
-	if err := g.tx.b.Delete(g.ownerKey(n.Owner, id)); err != nil {
+	if err := g.tx.b.Delete(g.scratchOwnerKey(n.Owner, id)); err != nil {
 		return err
 	}
 	g.rec.Pending--
@@ -288,7 +403,9 @@ func (g *groupOp) flush() error {
 		return ErrReadOnlyTx
 	}
 	if g.dirty {
-		if err := g.tx.b.Set(g.s.groupKey(g.name), g.rec.appendBinary(nil)); err != nil {
+		g.key = storage.AppendGroupKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name)
+		g.val = g.rec.appendBinary(g.val[:0])
+		if err := g.tx.b.Set(g.key, g.val); err != nil {
 			return err
 		}
 		g.dirty = false
@@ -297,7 +414,9 @@ func (g *groupOp) flush() error {
 		if !c.dirty {
 			continue
 		}
-		if err := g.tx.b.Set(g.consumerKey(c.name), c.rec.appendBinary(nil)); err != nil {
+		g.key = storage.AppendConsumerKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name, c.name)
+		g.val = c.rec.appendBinary(g.val[:0])
+		if err := g.tx.b.Set(g.key, g.val); err != nil {
 			return err
 		}
 		c.dirty = false

@@ -3,8 +3,6 @@ package stream
 import (
 	"errors"
 	"slices"
-
-	"github.com/eddy-streams/eddy/storage"
 )
 
 // Group commit. Concurrent Update calls queue their functions; the first
@@ -20,14 +18,18 @@ import (
 // group's order, and wakes the callers with their own results.
 //
 // A function that fails leaves no trace: before each function the leader
-// takes a savepoint of the transaction (batch mark, lengths of changes,
-// staged metadata and undo log, the version counters), and a failure
-// rolls back to it. Writes to state that outlives one function — staged
-// metadata, key-count deltas — log the value they replace in Tx.undo,
-// which the rollback replays backwards. A rollback that must discard
-// batch writes copies the group's batch up to the mark (storage's
-// RollbackTo); failures that come before any write, the usual case, cost
-// nothing.
+// takes a savepoint of the transaction (batch mark with the deferred
+// writes, lengths of changes, staged metadata and undo log, the version
+// counters), and a failure rolls back to it. Writes to state that
+// outlives one function — staged metadata, key-count deltas — log the
+// value they replace in Tx.undo, which the rollback replays backwards. A
+// rollback that must discard batch writes copies the group's batch up to
+// the mark (storage's RollbackTo); failures that come before any write,
+// the usual case, cost nothing.
+//
+// Records every XADD rewrites — a stream's metadata record and tail node
+// — reach the batch once per group, with their last value, not once per
+// function (txbatch.go): the group's memtable writes shrink with its size.
 //
 // A function that wrote nothing (it failed, or only read) is answered as
 // soon as the group's batch is applied, without waiting for the sync, as
@@ -187,7 +189,7 @@ func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
 		n++
 		sp := tx.savepoint()
 		r.panicked, r.err = tx.run(r.fn)
-		r.wrote = r.err == nil && b.Mark() != sp.batch
+		r.wrote = r.err == nil && tx.b.Mark() != sp.batch
 		if !r.wrote {
 			// A failure leaves nothing; a function that wrote nothing
 			// publishes nothing either, as an empty Update never did.
@@ -200,6 +202,9 @@ func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
 		if b.Len() > maxGroupBytes {
 			break
 		}
+	}
+	if err == nil {
+		err = tx.b.flush()
 	}
 	if err == nil {
 		err = tx.writeCounts()
@@ -271,7 +276,7 @@ func (tx *Tx) RollbackTo(sp Savepoint) error {
 // savepoint is where a write transaction stood before one function of a
 // group ran.
 type savepoint struct {
-	batch                    storage.Mark
+	batch                    txMark
 	changes, staged, undo    int
 	nextVersion, highVersion uint64
 }

@@ -145,8 +145,9 @@ type reader interface {
 // a batch of writes that commits atomically.
 type Tx struct {
 	e       *Engine
-	r       reader
-	b       *storage.Batch // nil in View
+	r       reader   // b in Update, so that reads see deferred writes
+	b       *txBatch // nil in View; &wb in Update
+	wb      txBatch
 	now     int64
 	changes []Change
 	deltas  map[int]keyCounts // changes to Engine.counts, made there once the batch is applied
@@ -181,7 +182,11 @@ func (e *Engine) newTx(r reader, b *storage.Batch) *Tx {
 	if tx == nil {
 		tx = &Tx{e: e}
 	}
-	tx.r, tx.b, tx.now = r, b, e.opts.Now()
+	tx.r, tx.b, tx.now = r, nil, e.opts.Now()
+	if b != nil {
+		tx.wb.Batch = b
+		tx.r, tx.b = &tx.wb, &tx.wb
+	}
 	return tx
 }
 
@@ -189,6 +194,7 @@ func (e *Engine) newTx(r reader, b *storage.Batch) *Tx {
 // handed out from its scratch space, any more.
 func (e *Engine) freeTx(tx *Tx) {
 	tx.r, tx.b = nil, nil
+	tx.wb.reset()
 	clear(tx.changes)
 	tx.changes = tx.changes[:0]
 	clear(tx.deltas)
@@ -338,6 +344,13 @@ func (tx *Tx) writeMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) 
 	}
 	tx.kbuf = storage.AppendMetaKey(tx.kbuf[:0], db, key)
 	tx.vbuf = storage.AppendMeta(tx.vbuf[:0], m)
+	if m.Type == storage.TypeStream {
+		// Rewritten by every XADD: written once, when the group ends
+		// (txbatch.go). A string's record is its value, of any size, and
+		// is rarely rewritten within a group.
+		tx.b.SetDeferred(tx.kbuf, tx.vbuf)
+		return nil
+	}
 	return tx.b.Set(tx.kbuf, tx.vbuf)
 }
 

@@ -106,9 +106,9 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 	s.hasTail = true
 	tx.kbuf = s.appendNodeKey(tx.kbuf[:0], s.tail.Master)
 	tx.vbuf = s.tail.AppendBinary(tx.vbuf[:0])
-	if err := tx.b.Set(tx.kbuf, tx.vbuf); err != nil {
-		return err
-	}
+	// The next XADD rewrites the tail node: written once, when the group
+	// ends (txbatch.go).
+	tx.b.SetDeferred(tx.kbuf, tx.vbuf)
 	tx.kbuf = s.appendEntryKey(tx.kbuf[:0], id)
 	tx.vbuf = storage.AppendEntryValue(tx.vbuf[:0], fv)
 	if err := tx.b.Set(tx.kbuf, tx.vbuf); err != nil {

@@ -213,28 +213,34 @@ func (d *nodeDecoder) int64() int64 {
 // whole nodes go: the walk stops at the first node it may not remove whole.
 func TrimApprox(nodes []Node, length int64, maxlen int64, minid *ID, limit int64) (removeNodes int) {
 	var deleted int64
-	for _, n := range nodes {
-		if minid == nil && length <= maxlen {
+	for i := range nodes {
+		stop, whole := trimStep(&nodes[i], length, deleted, maxlen, minid, limit)
+		if stop || !whole {
 			break
 		}
-		if limit != 0 && deleted+n.Count > limit {
-			break
-		}
-		var whole bool
-		if minid == nil {
-			whole = length-n.Count >= maxlen
-		} else {
-			// The node's last entry counts even when it is flagged deleted.
-			whole = idLessForNode(n.Last, *minid)
-		}
-		if !whole {
-			break
-		}
-		length -= n.Count
-		deleted += n.Count
+		length -= nodes[i].Count
+		deleted += nodes[i].Count
 		removeNodes++
 	}
 	return removeNodes
+}
+
+// trimStep is streamTrim's decision for the next head node n, given the
+// stream's live length and the entries removed so far: stop before n, or
+// remove n whole; neither means an exact trim goes on inside n. The engine's
+// trim and TrimApprox (which the tests hold against real Redis) share it.
+func trimStep(n *Node, length, deleted, maxlen int64, minid *ID, limit int64) (stop, whole bool) {
+	if minid == nil && length <= maxlen {
+		return true, false
+	}
+	if limit != 0 && deleted+n.Count > limit {
+		return true, false
+	}
+	if minid == nil {
+		return false, length-n.Count >= maxlen
+	}
+	// The node's last entry counts even when it is flagged deleted.
+	return false, idLessForNode(n.Last, *minid)
 }
 
 // DefaultTrimLimit is the LIMIT Redis 7.0 applies to MAXLEN ~ / MINID ~ when

@@ -41,23 +41,21 @@ func (tx *Tx) trim(s *streamRef, t Trim) (int64, error) {
 	defer it.Close()
 	length := int64(s.sm.Length)
 	var deleted int64
+	var minid *ID
+	if t.Strategy == TrimMinID {
+		minid = &t.MinID
+	}
 	for ok := it.First(); ok; ok = it.Next() {
-		if t.Strategy == TrimMaxLen && length <= t.MaxLen {
-			break
+		if minid == nil && length <= t.MaxLen {
+			break // decided without decoding the node
 		}
 		node, err := DecodeNode(it.Value())
 		if err != nil {
 			return 0, err
 		}
-		if limit != 0 && deleted+node.Count > limit {
+		stop, whole := trimStep(&node, length, deleted, t.MaxLen, minid, limit)
+		if stop {
 			break
-		}
-		var whole bool
-		if t.Strategy == TrimMaxLen {
-			whole = length-node.Count >= t.MaxLen
-		} else {
-			// The node's last entry counts even when it was deleted.
-			whole = node.Last.Less(t.MinID)
 		}
 		if whole {
 			lo, hi := s.entryBounds(node.Master, node.Last)

@@ -362,9 +362,6 @@ func (db *DB) afterApply(writers int) error {
 	return nil
 }
 
-// Sync forces the WAL to disk.
-func (db *DB) Sync() error { return db.syncer.wait(0) }
-
 func (db *DB) everySecLoop(ctx context.Context) {
 	defer db.wg.Done()
 	t := time.NewTicker(time.Second)
@@ -549,9 +546,6 @@ func (db *DB) HighVersion() (uint64, error) {
 func (b *Batch) SetHighVersion(v uint64) error {
 	return b.Set(storeKey(recordVersionHigh), strconv.AppendUint(nil, v, 10))
 }
-
-// DiskUsage returns the bytes the store occupies on disk.
-func (db *DB) DiskUsage() uint64 { return db.pdb.Metrics().DiskSpaceUsage() }
 
 // Iter iterates keys in order. Key and Value are valid until the next move.
 type Iter struct{ it *pebble.Iterator }

@@ -19,7 +19,7 @@ import (
 
 // FormatVersion is the version of the key and value layouts this binary
 // reads and writes. It is recorded in the store when the store is created.
-const FormatVersion = 1
+const FormatVersion = 2 // 2: entry values carry their sequence; field sets, seq and subject indexes
 
 // SyncMode is the durability policy, named after Redis's appendfsync.
 type SyncMode int

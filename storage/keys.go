@@ -25,8 +25,9 @@ import (
 //	  consumer     |                      ... kind=0x04 | glen | group | clen:u32 | consumer  |  value: consumer record
 //	  pel by id    |                      ... kind=0x05 | glen | group | ms:u64 | seq:u64     |  value: owner, delivery time and count
 //	  pel by owner |                      ... kind=0x06 | glen | group | clen | consumer | ms | seq  |  value: empty (index)
-//	  seq index    |                      ... kind=0x07 | n:u64             |  reserved: Nth entry ever added → ID
-//	  subject idx  |                      ... kind=0x08 | slen:u32 | subject | n:u64
+//	  seq index    |                      ... kind=0x07 | n:u64             |  value: ms:u64 | seq:u64 — master ID of the node whose first entry has sequence n
+//	  subject idx  |                      ... kind=0x08 | slen:u32 | subject | n:u64  |  value: ms:u64 | seq:u64 — ID of the entry with sequence n
+//	  field set    |                      ... kind=0x09 | id:u64            |  value: a field set (values.go) that entries refer to by id
 //	garbage        | 0x20 | version:u64 |                                   |  value: db:u16 | klen:u32 | key
 //	expiry index   | 0x21 | at:u64 (unix ms) | db:u16 | klen:u32 | key      |  value: empty
 //	scan index     | 0x22 | db:u16 | h:u64 | klen:u32 | key                 |  value: empty; h = ScanHash(key)
@@ -51,6 +52,15 @@ import (
 // many of them carry an expiry (DBSIZE and INFO keyspace). The stream
 // engine keeps both exact in the batch that writes the metadata. No other
 // store record name may start with "keys".
+//
+// An entry's sequence is its ordinal among all entries ever added to the
+// stream (NATS's message sequence); it is stored in the entry's value. The
+// seq index holds one record per node, not per entry: the entries with
+// sequence n are found by seeking to the last node starting at or before n
+// and walking at most one node's entries. The subject index holds one
+// record per entry that has a "subject" field, ordered by subject then
+// sequence. A field set is the field names that an entry may leave out of
+// its value (values.go): a stream records each distinct set once.
 //
 // Tag and kind bytes are on-disk format: they are never renumbered or
 // reused. keys_test.go freezes them with golden bytes.
@@ -77,6 +87,7 @@ const (
 	KindPELByConsumer Kind = 0x06
 	KindSeqIndex      Kind = 0x07
 	KindSubjectIndex  Kind = 0x08
+	KindFieldSet      Kind = 0x09
 )
 
 // ErrBadKey is returned when a key does not have the expected layout.
@@ -176,6 +187,85 @@ func AppendNodeKey(dst []byte, db int, key []byte, version, ms, seq uint64) []by
 	dst = append(dst, byte(KindNode))
 	dst = binary.BigEndian.AppendUint64(dst, ms)
 	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// AppendSeqIndexKey appends the seq index key of the node whose first
+// entry has sequence n.
+func AppendSeqIndexKey(dst []byte, db int, key []byte, version, n uint64) []byte {
+	dst = AppendVersionPrefix(dst, db, key, version)
+	dst = append(dst, byte(KindSeqIndex))
+	return binary.BigEndian.AppendUint64(dst, n)
+}
+
+// DecodeSeqIndexKey returns the sequence a seq index key ends with.
+func DecodeSeqIndexKey(k []byte) (uint64, error) {
+	b, err := dataSuffix(k, KindSeqIndex)
+	if err != nil || len(b) != 8 {
+		return 0, ErrBadKey
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// AppendSubjectKey appends the subject index key of the entry with
+// sequence n and subject subject.
+func AppendSubjectKey(dst []byte, db int, key []byte, version uint64, subject []byte, n uint64) []byte {
+	dst = AppendVersionPrefix(dst, db, key, version)
+	dst = append(dst, byte(KindSubjectIndex))
+	dst = appendName(dst, subject)
+	return binary.BigEndian.AppendUint64(dst, n)
+}
+
+// SubjectBounds returns [lower, upper) covering the subject index records
+// of one subject.
+func SubjectBounds(db int, key []byte, version uint64, subject []byte) (lower, upper []byte) {
+	lower = AppendVersionPrefix(nil, db, key, version)
+	lower = append(lower, byte(KindSubjectIndex))
+	lower = appendName(lower, subject)
+	return lower, prefixEnd(append([]byte(nil), lower...))
+}
+
+// DecodeSubjectKey returns the subject (aliasing k) and sequence of a
+// subject index key.
+func DecodeSubjectKey(k []byte) (subject []byte, n uint64, err error) {
+	b, err := dataSuffix(k, KindSubjectIndex)
+	if err != nil {
+		return nil, 0, err
+	}
+	subject, rest, err := readName(b)
+	if err != nil || len(rest) != 8 {
+		return nil, 0, ErrBadKey
+	}
+	return subject, binary.BigEndian.Uint64(rest), nil
+}
+
+// AppendFieldSetKey appends the key of a stream's field set id.
+func AppendFieldSetKey(dst []byte, db int, key []byte, version, id uint64) []byte {
+	dst = AppendVersionPrefix(dst, db, key, version)
+	dst = append(dst, byte(KindFieldSet))
+	return binary.BigEndian.AppendUint64(dst, id)
+}
+
+// DecodeFieldSetKey returns the id a field set key ends with.
+func DecodeFieldSetKey(k []byte) (uint64, error) {
+	b, err := dataSuffix(k, KindFieldSet)
+	if err != nil || len(b) != 8 {
+		return 0, ErrBadKey
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// AppendIDValue appends an entry ID as the seq and subject indexes store it.
+func AppendIDValue(dst []byte, ms, seq uint64) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, ms)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// DecodeIDValue decodes what AppendIDValue wrote.
+func DecodeIDValue(v []byte) (ms, seq uint64, err error) {
+	if len(v) != 16 {
+		return 0, 0, ErrCorrupt
+	}
+	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
 }
 
 // KindBounds returns [lower, upper) covering every record of one kind under

@@ -28,7 +28,13 @@ func TestKeyLayoutGolden(t *testing.T) {
 		{"expiry", AppendExpiryKey(nil, 1234, 1, []byte("k"))},
 		{"store-format", storeKey(recordFormat)},
 		{"meta-value", AppendMeta(nil, &Meta{Type: TypeStream, Version: 300, ExpireAt: 5, Body: []byte{1, 2}})},
-		{"entry-value", AppendEntryValue(nil, [][]byte{[]byte("f"), []byte(""), []byte("\x00"), []byte("v")})},
+		{"entry-value", AppendEntryValue(nil, 300, [][]byte{[]byte("f"), []byte(""), []byte("\x00"), []byte("v")})},
+		{"entry-value-set", AppendEntryValueSet(nil, 300, 2, [][]byte{[]byte("f"), []byte(""), []byte("\x00"), []byte("v")})},
+		{"field-set", AppendFieldSet(nil, [][]byte{[]byte("f"), []byte("\x00")})},
+		{"seq-index", AppendSeqIndexKey(nil, 3, []byte("orders"), 7, 1000)},
+		{"subject-index", AppendSubjectKey(nil, 3, []byte("orders"), 7, []byte("orders.eu"), 1000)},
+		{"field-set-key", AppendFieldSetKey(nil, 3, []byte("orders"), 7, 2)},
+		{"id-value", AppendIDValue(nil, 1700000000000, 2)},
 		{"scan", AppendScanKey(nil, 3, ScanHash([]byte("orders")), []byte("orders"))},
 		{"scan-hash-empty", binary.BigEndian.AppendUint64(nil, ScanHash(nil))},
 		{"store-key-counts", KeyCountsKey(3)},
@@ -115,27 +121,82 @@ func FuzzEntryKeyOrder(f *testing.F) {
 }
 
 func FuzzEntryValue(f *testing.F) {
-	f.Add([]byte("field"), []byte("value"), []byte(""))
-	f.Add([]byte("\x00"), []byte{}, []byte("\xff\xfe"))
-	f.Fuzz(func(t *testing.T, a, b, c []byte) {
+	f.Add([]byte("field"), []byte("value"), []byte(""), uint64(1))
+	f.Add([]byte("\x00"), []byte{}, []byte("\xff\xfe"), uint64(1<<40))
+	f.Fuzz(func(t *testing.T, a, b, c []byte, seq uint64) {
 		in := [][]byte{a, b, c, a}
-		enc := AppendEntryValue(nil, in)
-		out, err := DecodeEntryValue(enc, nil)
-		if err != nil || len(out) != len(in) {
-			t.Fatalf("decode: %v %d", err, len(out))
-		}
-		for i := range in {
-			if !bytes.Equal(in[i], out[i]) {
-				t.Fatalf("field %d: %q != %q", i, out[i], in[i])
+		names := [][]byte{a, c}
+		set := testFieldSets{7: names}
+		for _, enc := range [][]byte{AppendEntryValue(nil, seq, in), AppendEntryValueSet(nil, seq, 7, in)} {
+			h, out, err := DecodeEntryValue(enc, set, nil)
+			if err != nil || len(out) != len(in) || h.Seq != seq {
+				t.Fatalf("decode: %v %d %+v", err, len(out), h)
 			}
-		}
-		// Any truncation is an error, never a panic or a wrong value.
-		for cut := 0; cut < len(enc); cut++ {
-			if _, err := DecodeEntryValue(enc[:cut], nil); err == nil {
-				t.Fatalf("truncated at %d decoded", cut)
+			for i := range in {
+				if !bytes.Equal(in[i], out[i]) {
+					t.Fatalf("field %d: %q != %q", i, out[i], in[i])
+				}
+			}
+			// Any truncation is an error, never a panic or a wrong value.
+			for cut := 0; cut < len(enc); cut++ {
+				if _, _, err := DecodeEntryValue(enc[:cut], set, nil); err == nil {
+					t.Fatalf("truncated at %d decoded", cut)
+				}
 			}
 		}
 	})
+}
+
+type testFieldSets map[uint64][][]byte
+
+func (s testFieldSets) FieldSet(id uint64) ([][]byte, error) {
+	if names, ok := s[id]; ok {
+		return names, nil
+	}
+	return nil, ErrCorrupt
+}
+
+func TestFieldSetRoundTrip(t *testing.T) {
+	for _, names := range [][][]byte{nil, {[]byte("")}, {[]byte("a"), []byte("bb"), []byte("\x00")}} {
+		enc := AppendFieldSet(nil, names)
+		got, err := DecodeFieldSet(enc)
+		if err != nil || len(got) != len(names) {
+			t.Fatalf("%q: %q %v", names, got, err)
+		}
+		for i := range names {
+			if !bytes.Equal(got[i], names[i]) {
+				t.Fatalf("%q: %q", names, got)
+			}
+		}
+		for cut := 0; cut < len(enc); cut++ {
+			if _, err := DecodeFieldSet(enc[:cut]); err == nil {
+				t.Fatalf("%q truncated at %d decoded", names, cut)
+			}
+		}
+	}
+}
+
+func TestIndexKeysRoundTrip(t *testing.T) {
+	k := AppendSeqIndexKey(nil, 2, []byte("s"), 9, 12345)
+	if n, err := DecodeSeqIndexKey(k); err != nil || n != 12345 {
+		t.Fatalf("seq index: %d %v", n, err)
+	}
+	k = AppendSubjectKey(nil, 2, []byte("s"), 9, []byte("a.b"), 77)
+	if subj, n, err := DecodeSubjectKey(k); err != nil || n != 77 || string(subj) != "a.b" {
+		t.Fatalf("subject: %q %d %v", subj, n, err)
+	}
+	lo, hi := SubjectBounds(2, []byte("s"), 9, []byte("a.b"))
+	if bytes.Compare(lo, k) > 0 || bytes.Compare(k, hi) >= 0 {
+		t.Fatal("subject key outside its bounds")
+	}
+	other := AppendSubjectKey(nil, 2, []byte("s"), 9, []byte("a.bc"), 1)
+	if bytes.Compare(lo, other) <= 0 && bytes.Compare(other, hi) < 0 {
+		t.Fatal("subject a.bc inside the bounds of a.b")
+	}
+	k = AppendFieldSetKey(nil, 2, []byte("s"), 9, 3)
+	if id, err := DecodeFieldSetKey(k); err != nil || id != 3 {
+		t.Fatalf("field set: %d %v", id, err)
+	}
 }
 
 func TestScanAndCountKeys(t *testing.T) {

@@ -8,7 +8,14 @@ import (
 // Value layouts
 //
 //	Meta   | type:u8 | version:uvarint | expire-at:uvarint (unix ms, 0 = none) | body ...
-//	Entry  | pairs:uvarint | (len:uvarint bytes)... — field, value, field, value ...
+//	Entry  | flags:u8 | seq:uvarint | pairs:uvarint | (len:uvarint bytes)...  — field, value, field, value ...
+//	       | flags:u8 | seq:uvarint | set:uvarint | (len:uvarint bytes)...    — values only (flags&1)
+//	Fields | count:uvarint | (len:uvarint bytes)...                          — a field set
+//
+// An entry whose field names equal one of its stream's recorded field sets
+// stores only its values and the set's id (flag 1), as Redis leaves out the
+// field names of an entry whose fields equal its node's master fields. seq
+// is the entry's sequence (keys.go).
 //
 // A Meta body is owned by the key's type: the raw value for a string, the
 // stream's metadata for a stream (encoded by package stream).
@@ -66,9 +73,14 @@ func DecodeMeta(b []byte) (Meta, error) {
 	return m, nil
 }
 
-// AppendEntryValue appends the encoding of an entry's field-value pairs;
-// fv holds field, value, field, value...
-func AppendEntryValue(dst []byte, fv [][]byte) []byte {
+// entryFlagFieldSet marks an entry value that holds values only.
+const entryFlagFieldSet = 1
+
+// AppendEntryValue appends the encoding of an entry with sequence seq and
+// field-value pairs fv (field, value, field, value...).
+func AppendEntryValue(dst []byte, seq uint64, fv [][]byte) []byte {
+	dst = append(dst, 0)
+	dst = binary.AppendUvarint(dst, seq)
 	dst = binary.AppendUvarint(dst, uint64(len(fv)/2))
 	for _, s := range fv {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
@@ -77,18 +89,93 @@ func AppendEntryValue(dst []byte, fv [][]byte) []byte {
 	return dst
 }
 
-// DecodeEntryValue decodes an entry value, appending field, value, ... to
-// dst. The returned slices alias b.
-func DecodeEntryValue(b []byte, dst [][]byte) ([][]byte, error) {
-	pairs, n := binary.Uvarint(b)
-	if n <= 0 || pairs > uint64(len(b)) {
-		return dst, ErrCorrupt
+// AppendEntryValueSet appends the encoding of an entry whose field names
+// are field set set: only the values of fv (field, value, ...) are kept.
+func AppendEntryValueSet(dst []byte, seq, set uint64, fv [][]byte) []byte {
+	dst = append(dst, entryFlagFieldSet)
+	dst = binary.AppendUvarint(dst, seq)
+	dst = binary.AppendUvarint(dst, set)
+	for i := 1; i < len(fv); i += 2 {
+		dst = binary.AppendUvarint(dst, uint64(len(fv[i])))
+		dst = append(dst, fv[i]...)
 	}
-	b = b[n:]
-	for i := uint64(0); i < 2*pairs; i++ {
+	return dst
+}
+
+// EntryHeader is the part of an entry value before its fields.
+type EntryHeader struct {
+	Seq uint64
+	Set uint64 // field set id; 0 when the value holds the field names
+}
+
+// DecodeEntryHeader decodes the header of an entry value and returns the
+// rest.
+func DecodeEntryHeader(b []byte) (h EntryHeader, rest []byte, err error) {
+	if len(b) < 1 || b[0]&^entryFlagFieldSet != 0 {
+		return h, nil, ErrCorrupt
+	}
+	flags := b[0]
+	seq, n := binary.Uvarint(b[1:])
+	if n <= 0 {
+		return h, nil, ErrCorrupt
+	}
+	h.Seq = seq
+	b = b[1+n:]
+	if flags&entryFlagFieldSet != 0 {
+		set, n := binary.Uvarint(b)
+		if n <= 0 || set == 0 {
+			return h, nil, ErrCorrupt
+		}
+		h.Set = set
+		b = b[n:]
+	}
+	return h, b, nil
+}
+
+// FieldSets resolves a stream's field set ids to field names.
+type FieldSets interface {
+	FieldSet(id uint64) ([][]byte, error)
+}
+
+// DecodeEntryValue decodes an entry value, appending field, value, ... to
+// dst. sets resolves a field set id to its field names (it is not asked
+// for values that hold their names). Values alias b; field names alias b
+// or what sets returned.
+func DecodeEntryValue(b []byte, sets FieldSets, dst [][]byte) (EntryHeader, [][]byte, error) {
+	h, b, err := DecodeEntryHeader(b)
+	if err != nil {
+		return h, dst, err
+	}
+	if h.Set == 0 {
+		pairs, n := binary.Uvarint(b)
+		if n <= 0 || pairs > uint64(len(b)) {
+			return h, dst, ErrCorrupt
+		}
+		dst, err = decodeStrings(b[n:], 2*pairs, nil, dst)
+		return h, dst, err
+	}
+	if sets == nil {
+		return h, dst, ErrCorrupt
+	}
+	names, err := sets.FieldSet(h.Set)
+	if err != nil {
+		return h, dst, err
+	}
+	dst, err = decodeStrings(b, uint64(len(names)), names, dst)
+	return h, dst, err
+}
+
+// decodeStrings appends count length-prefixed strings of b to dst, each
+// preceded by the next of names when names is not nil. b must hold nothing
+// else.
+func decodeStrings(b []byte, count uint64, names [][]byte, dst [][]byte) ([][]byte, error) {
+	for i := uint64(0); i < count; i++ {
 		l, n := binary.Uvarint(b)
 		if n <= 0 || l > uint64(len(b)-n) {
 			return dst, ErrCorrupt
+		}
+		if names != nil {
+			dst = append(dst, names[i])
 		}
 		dst = append(dst, b[n:n+int(l)])
 		b = b[n+int(l):]
@@ -97,4 +184,27 @@ func DecodeEntryValue(b []byte, dst [][]byte) ([][]byte, error) {
 		return dst, ErrCorrupt
 	}
 	return dst, nil
+}
+
+// AppendFieldSet appends the encoding of a field set.
+func AppendFieldSet(dst []byte, names [][]byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(names)))
+	for _, s := range names {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+// DecodeFieldSet decodes a field set. The result does not alias b.
+func DecodeFieldSet(b []byte) ([][]byte, error) {
+	count, n := binary.Uvarint(b)
+	if n <= 0 || count > uint64(len(b)) {
+		return nil, ErrCorrupt
+	}
+	names, err := decodeStrings(append([]byte(nil), b[n:]...), count, nil, make([][]byte, 0, count))
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
 }

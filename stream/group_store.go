@@ -424,17 +424,6 @@ func (g *groupOp) flush() error {
 	return nil
 }
 
-// getEntry reads entry id; ok is false if it is not in the stream.
-func (tx *Tx) getEntry(s *streamRef, id ID) (Entry, bool, error) {
-	k := s.entryKey(id)
-	v, ok, err := tx.r.Get(k)
-	if err != nil || !ok {
-		return Entry{}, false, err
-	}
-	e, err := decodeEntry(k, v)
-	return e, err == nil, err
-}
-
 // groupNames lists the stream's groups in byte order (Redis's rax order).
 func (tx *Tx) groupNames(s *streamRef) ([][]byte, []groupRec, error) {
 	lower, upper := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindGroup)

@@ -21,9 +21,12 @@ type streamMeta struct {
 	MaxDeleted   ID     // max-deleted-entry-id
 	Tail         ID     // master ID of the last node; meaningful when Nodes > 0
 	Groups       uint64 // consumer groups (next issue)
+	FieldSets    uint64 // field sets recorded (fieldsets.go)
+	Subjects     uint64 // live entries with a "subject" field (seqread.go)
+	Bytes        uint64 // total length of the live entries' fields and values
 }
 
-const streamMetaFields = 12
+const streamMetaFields = 15
 
 func (s *streamMeta) appendBinary(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, streamMetaFields)
@@ -31,7 +34,7 @@ func (s *streamMeta) appendBinary(dst []byte) []byte {
 		s.Length, s.EntriesAdded, s.Nodes,
 		s.Last.Ms, s.Last.Seq, s.First.Ms, s.First.Seq,
 		s.MaxDeleted.Ms, s.MaxDeleted.Seq, s.Tail.Ms, s.Tail.Seq,
-		s.Groups,
+		s.Groups, s.FieldSets, s.Subjects, s.Bytes,
 	} {
 		dst = binary.AppendUvarint(dst, v)
 	}
@@ -62,6 +65,7 @@ func decodeStreamMeta(b []byte) (streamMeta, error) {
 	s.MaxDeleted = ID{vals[7], vals[8]}
 	s.Tail = ID{vals[9], vals[10]}
 	s.Groups = vals[11]
+	s.FieldSets, s.Subjects, s.Bytes = vals[12], vals[13], vals[14]
 	return s, nil
 }
 
@@ -80,6 +84,9 @@ type streamRef struct {
 	// must clear hasTail (forgetTail).
 	tail    Node
 	hasTail bool
+	// sets are the stream's field sets once loaded (nil: not yet); never
+	// modified in place, so a cached ref can share them.
+	sets *fieldSets
 }
 
 // forgetTail drops the in-memory tail node if master is the tail's: the
@@ -110,7 +117,7 @@ func (tx *Tx) loadStream(db int, key []byte) (*streamRef, bool, error) {
 		return nil, false, ErrWrongType
 	}
 	s := tx.newRef()
-	*s = streamRef{db: db, key: tx.keep(key), meta: km.meta, sm: km.sm}
+	*s = streamRef{db: db, key: tx.keep(key), meta: km.meta, sm: km.sm, sets: km.sets}
 	if km.hasTail && km.sm.Nodes > 0 && km.tail.Master == km.sm.Tail {
 		s.tail, s.hasTail = km.tail, true
 	}
@@ -146,7 +153,7 @@ func (tx *Tx) save(s *streamRef) error {
 	if err := tx.writeMeta(s.db, s.key, &m, old); err != nil {
 		return err
 	}
-	km := keyMeta{meta: s.meta, sm: s.sm}
+	km := keyMeta{meta: s.meta, sm: s.sm, sets: s.sets}
 	if s.hasTail && s.sm.Nodes > 0 && s.tail.Master == s.sm.Tail {
 		km.tail, km.hasTail = s.tail, true
 	}

@@ -45,6 +45,7 @@ type keyMeta struct {
 	// it so that XADD need not read the node record to extend it.
 	tail    Node
 	hasTail bool
+	sets    *fieldSets // stream only; nil until loaded
 }
 
 // metaCache is the bounded map from (db, key) to keyMeta.

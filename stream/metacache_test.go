@@ -171,6 +171,17 @@ func checkCache(tx *Tx) error {
 			}
 		}
 		cached.tail, cached.hasTail = Node{}, false
+		if cached.sets != nil {
+			s := &streamRef{db: ce.db, key: []byte(ce.key), meta: km.meta, sm: km.sm}
+			stored, err := tx.fieldSets(s)
+			if err != nil {
+				return fmt.Errorf("field sets of %q: %v", ce.key, err)
+			}
+			if !reflect.DeepEqual(cached.sets, stored) {
+				return fmt.Errorf("field sets of %q: cached %q, stored %q", ce.key, cached.sets.names, stored.names)
+			}
+			cached.sets = nil
+		}
 		if !reflect.DeepEqual(cached, km) {
 			return fmt.Errorf("cache holds %+v for %q, storage %+v", cached, ce.key, km)
 		}

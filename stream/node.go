@@ -36,9 +36,9 @@ const (
 	flagSameFields = 1 << 1
 )
 
-// nodeEncodingV1 is the first byte of AppendBinary's output. Stored in
-// Pebble: never renumber or reuse.
-const nodeEncodingV1 = 1
+// nodeEncodingV2 is the first byte of AppendBinary's output. Stored in
+// Pebble: never renumber or reuse (1 lacked FirstSeq).
+const nodeEncodingV2 = 2
 
 // ErrNodeEncoding reports a node record that DecodeNode cannot read.
 var ErrNodeEncoding = errors.New("stream: corrupt node encoding")
@@ -55,6 +55,10 @@ type Node struct {
 	Deleted int64    // entries flagged deleted
 	Bytes   int64    // exact lpBytes() of the listpack Redis would hold
 	Last    ID       // ID of the last entry appended (for MINID trimming)
+	// FirstSeq is the sequence of the node's first entry (Master): the
+	// node's key in the seq index (storage/keys.go). Not part of Redis's
+	// model.
+	FirstSeq uint64
 }
 
 // NewNode returns a fresh node holding one entry, as streamAppendItem
@@ -124,10 +128,10 @@ func (n *Node) Delete(_ ID, _, _ [][]byte) {
 }
 
 // AppendBinary appends n's compact encoding to dst: a version byte, then
-// uvarints for Master, Last, Count, Deleted, Bytes, the field count and each
-// field's length followed by its bytes.
+// uvarints for Master, Last, Count, Deleted, Bytes, FirstSeq, the field
+// count and each field's length followed by its bytes.
 func (n Node) AppendBinary(dst []byte) []byte {
-	dst = append(dst, nodeEncodingV1)
+	dst = append(dst, nodeEncodingV2)
 	dst = binary.AppendUvarint(dst, n.Master.Ms)
 	dst = binary.AppendUvarint(dst, n.Master.Seq)
 	dst = binary.AppendUvarint(dst, n.Last.Ms)
@@ -135,6 +139,7 @@ func (n Node) AppendBinary(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(n.Count))
 	dst = binary.AppendUvarint(dst, uint64(n.Deleted))
 	dst = binary.AppendUvarint(dst, uint64(n.Bytes))
+	dst = binary.AppendUvarint(dst, n.FirstSeq)
 	dst = binary.AppendUvarint(dst, uint64(len(n.Fields)))
 	for _, f := range n.Fields {
 		dst = binary.AppendUvarint(dst, uint64(len(f)))
@@ -145,7 +150,7 @@ func (n Node) AppendBinary(dst []byte) []byte {
 
 // DecodeNode decodes what AppendBinary wrote. The result does not alias b.
 func DecodeNode(b []byte) (Node, error) {
-	if len(b) == 0 || b[0] != nodeEncodingV1 {
+	if len(b) == 0 || b[0] != nodeEncodingV2 {
 		return Node{}, ErrNodeEncoding
 	}
 	d := nodeDecoder{b: b[1:]}
@@ -157,6 +162,7 @@ func DecodeNode(b []byte) (Node, error) {
 	n.Count = d.int64()
 	n.Deleted = d.int64()
 	n.Bytes = d.int64()
+	n.FirstSeq = d.uvarint()
 	nf := d.uvarint()
 	if d.err != nil || nf > uint64(len(d.b)) { // each field takes at least one byte
 		return Node{}, ErrNodeEncoding

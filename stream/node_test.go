@@ -199,7 +199,7 @@ func TestNodeBinaryRoundTrip(t *testing.T) {
 	}
 	for _, n := range nodes {
 		enc := n.AppendBinary([]byte("prefix"))
-		if !bytes.HasPrefix(enc, []byte("prefix")) || enc[6] != nodeEncodingV1 {
+		if !bytes.HasPrefix(enc, []byte("prefix")) || enc[6] != nodeEncodingV2 {
 			t.Fatalf("AppendBinary did not append a versioned record: %x", enc)
 		}
 		got, err := DecodeNode(enc[6:])

@@ -73,7 +73,12 @@ func (tx *Tx) scanEntries(s *streamRef, lo, hi ID, count int64, rev bool) ([]Ent
 	if count > 0 && count <= scanPrealloc {
 		out = make([]Entry, 0, count)
 	}
-	var d entryDecoder
+	sets, err := tx.fieldSets(s)
+	if err != nil {
+		it.Close()
+		return nil, err
+	}
+	d := entryDecoder{sets: sets}
 	ok := it.First()
 	if rev {
 		ok = it.Last()
@@ -97,6 +102,7 @@ const scanPrealloc = 1024
 // and the field slices of many entries out of shared arrays. A full array
 // is replaced, not grown, so entries already returned keep theirs.
 type entryDecoder struct {
+	sets   *fieldSets
 	bytes  []byte
 	fields [][]byte
 }
@@ -116,7 +122,7 @@ func (d *entryDecoder) decode(k, v []byte) (Entry, error) {
 		d.fields = make([][]byte, 0, 64)
 	}
 	f := len(d.fields)
-	if d.fields, err = storage.DecodeEntryValue(cp, d.fields); err != nil {
+	if _, d.fields, err = storage.DecodeEntryValue(cp, d.sets, d.fields); err != nil {
 		return Entry{}, err
 	}
 	return Entry{ID: ID{ms, seq}, Fields: d.fields[f:len(d.fields):len(d.fields)]}, nil
@@ -129,17 +135,20 @@ func step(it *storage.Iter, rev bool) bool {
 	return it.Next()
 }
 
-// decodeEntry copies an entry out of iterator memory.
-func decodeEntry(k, v []byte) (Entry, error) {
-	ms, seq, err := storage.DecodeIDSuffix(k)
-	if err != nil {
-		return Entry{}, err
+// getEntry reads entry id; ok is false if it is not in the stream.
+func (tx *Tx) getEntry(s *streamRef, id ID) (Entry, bool, error) {
+	k := s.entryKey(id)
+	v, ok, err := tx.r.Get(k)
+	if err != nil || !ok {
+		return Entry{}, false, err
 	}
-	fields, err := storage.DecodeEntryValue(append([]byte(nil), v...), nil)
+	sets, err := tx.fieldSets(s)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, false, err
 	}
-	return Entry{ID: ID{ms, seq}, Fields: fields}, nil
+	d := entryDecoder{sets: sets}
+	e, err := d.decode(k, v)
+	return e, err == nil, err
 }
 
 // edgeEntry returns the first (or last) live entry, ok false if empty.

@@ -59,10 +59,13 @@ func (tx *Tx) trim(s *streamRef, t Trim) (int64, error) {
 		}
 		if whole {
 			lo, hi := s.entryBounds(node.Master, node.Last)
+			if err := tx.forgetRange(s, lo, hi); err != nil {
+				return 0, err
+			}
 			if err := tx.b.DeleteRange(lo, hi); err != nil {
 				return 0, err
 			}
-			if err := tx.b.Delete(s.nodeKey(node.Master)); err != nil {
+			if err := tx.deleteNode(s, &node); err != nil {
 				return 0, err
 			}
 			s.forgetTail(node.Master)
@@ -115,6 +118,9 @@ func (tx *Tx) trimNode(s *streamRef, node *Node, t Trim, length int64) (int64, e
 				break
 			}
 		}
+		if err := tx.forgetEntry(s, it.Value()); err != nil {
+			return 0, err
+		}
 		if err := tx.b.Delete(it.Key()); err != nil {
 			return 0, err
 		}
@@ -156,12 +162,15 @@ func (tx *Tx) XDel(db int, key []byte, ids []ID) (int64, error) {
 	firstGone := false
 	for _, id := range ids {
 		ek := s.entryKey(id)
-		_, exists, err := tx.r.Get(ek)
+		v, exists, err := tx.r.Get(ek)
 		if err != nil {
 			return 0, err
 		}
 		if !exists {
 			continue
+		}
+		if err := tx.forgetEntry(s, v); err != nil {
+			return 0, err
 		}
 		if err := tx.b.Delete(ek); err != nil {
 			return 0, err
@@ -214,7 +223,7 @@ func (tx *Tx) deleteFromNode(s *streamRef, id ID) error {
 	if node.Count > 0 {
 		return tx.b.Set(s.nodeKey(node.Master), node.AppendBinary(nil))
 	}
-	if err := tx.b.Delete(s.nodeKey(node.Master)); err != nil {
+	if err := tx.deleteNode(s, &node); err != nil {
 		return err
 	}
 	s.sm.Nodes--
@@ -229,4 +238,49 @@ func (tx *Tx) deleteFromNode(s *streamRef, id ID) error {
 		s.sm.Tail = ID{ms, seq}
 	}
 	return nil
+}
+
+// deleteNode deletes a node's record and its seq index record.
+func (tx *Tx) deleteNode(s *streamRef, node *Node) error {
+	if err := tx.b.Delete(s.nodeKey(node.Master)); err != nil {
+		return err
+	}
+	return tx.b.Delete(storage.AppendSeqIndexKey(nil, s.db, s.key, s.meta.Version, node.FirstSeq))
+}
+
+// forgetEntry takes an entry about to be deleted out of the stream's
+// bookkeeping: its subject index record and SeqState's byte count.
+func (tx *Tx) forgetEntry(s *streamRef, v []byte) error {
+	sets, err := tx.fieldSets(s)
+	if err != nil {
+		return err
+	}
+	var scratch [16][]byte
+	h, fv, err := storage.DecodeEntryValue(v, sets, scratch[:0])
+	if err != nil {
+		return err
+	}
+	s.sm.Bytes -= min(payloadBytes(fv), s.sm.Bytes)
+	if subject, ok := entrySubject(fv); ok {
+		if err := tx.b.Delete(storage.AppendSubjectKey(nil, s.db, s.key, s.meta.Version, subject, h.Seq)); err != nil {
+			return err
+		}
+		s.sm.Subjects -= min(1, s.sm.Subjects)
+	}
+	return nil
+}
+
+// forgetRange calls forgetEntry for every entry in [lo, hi).
+func (tx *Tx) forgetRange(s *streamRef, lo, hi []byte) error {
+	it, err := tx.r.NewIter(lo, hi)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := tx.forgetEntry(s, it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
 }

@@ -96,10 +96,17 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 	if s.sm.Nodes > 0 && s.hasTail {
 		fresh = !s.tail.Accepts(fields, values, tx.e.opts.Limits())
 	}
+	seq := s.sm.EntriesAdded + 1
 	if fresh {
 		s.tail = NewNode(id, fields, values)
+		s.tail.FirstSeq = seq
 		s.sm.Nodes++
 		s.sm.Tail = id
+		tx.kbuf = storage.AppendSeqIndexKey(tx.kbuf[:0], s.db, s.key, s.meta.Version, seq)
+		tx.vbuf = storage.AppendIDValue(tx.vbuf[:0], id.Ms, id.Seq)
+		if err := tx.b.Set(tx.kbuf, tx.vbuf); err != nil {
+			return err
+		}
 	} else {
 		s.tail.Append(id, fields, values)
 	}
@@ -109,11 +116,28 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 	// The next XADD rewrites the tail node: written once, when the group
 	// ends (txbatch.go).
 	tx.b.SetDeferred(tx.kbuf, tx.vbuf)
+	set, err := tx.fieldSetFor(s, fields)
+	if err != nil {
+		return err
+	}
 	tx.kbuf = s.appendEntryKey(tx.kbuf[:0], id)
-	tx.vbuf = storage.AppendEntryValue(tx.vbuf[:0], fv)
+	if set != 0 {
+		tx.vbuf = storage.AppendEntryValueSet(tx.vbuf[:0], seq, set, fv)
+	} else {
+		tx.vbuf = storage.AppendEntryValue(tx.vbuf[:0], seq, fv)
+	}
 	if err := tx.b.Set(tx.kbuf, tx.vbuf); err != nil {
 		return err
 	}
+	if subject, ok := entrySubject(fv); ok {
+		tx.kbuf = storage.AppendSubjectKey(tx.kbuf[:0], s.db, s.key, s.meta.Version, subject, seq)
+		tx.vbuf = storage.AppendIDValue(tx.vbuf[:0], id.Ms, id.Seq)
+		if err := tx.b.Set(tx.kbuf, tx.vbuf); err != nil {
+			return err
+		}
+		s.sm.Subjects++
+	}
+	s.sm.Bytes += payloadBytes(fv)
 	s.sm.Length++
 	s.sm.EntriesAdded++
 	s.sm.Last = id

@@ -1,0 +1,316 @@
+package stream
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/eddy-streams/eddy/storage"
+)
+
+// The sequence view: NATS JetStream numbers a stream's messages 1, 2, 3, …
+// in the order they were added and never renumbers them. Eddy gives every
+// entry the same number, its sequence: the stream's entries-added count
+// just after the entry was added. XDEL and trimming remove entries but
+// leave the others' sequences alone, so sequences have gaps exactly where
+// JetStream's would.
+//
+// An entry's subject is the value of its field "subject", or the stream's
+// key when it has none.
+
+// SeqEntry is an entry seen through the sequence view.
+type SeqEntry struct {
+	Seq     uint64
+	ID      ID
+	Subject []byte   // the value of field "subject", or the key
+	Fields  [][]byte // field, value, field, value, … (all fields, as XRANGE returns them)
+}
+
+// SeqState describes a stream for JetStream's STREAM.INFO.
+type SeqState struct {
+	Messages uint64 // live entries (XLEN)
+	Bytes    uint64 // bytes of the live entries' fields and values
+	FirstSeq uint64 // sequence of the first live entry; LastSeq+1 when empty
+	LastSeq  uint64 // entries ever added (entries-added)
+	FirstID  ID     // ID of the first live entry; zero when empty
+	LastID   ID     // ID of the last live entry; zero when empty
+}
+
+// SeqState returns the state of stream key; ok is false when the key does
+// not exist. A key of another type gives ErrWrongType.
+func (tx *Tx) SeqState(db int, key []byte) (st SeqState, ok bool, err error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok {
+		return st, false, err
+	}
+	st = SeqState{Messages: s.sm.Length, Bytes: s.sm.Bytes, FirstSeq: s.sm.EntriesAdded + 1, LastSeq: s.sm.EntriesAdded}
+	if s.sm.Length == 0 {
+		return st, true, nil
+	}
+	first, ok, err := tx.seqWalk(s, 0, false, nil)
+	if err != nil || !ok {
+		return st, true, err
+	}
+	last, _, err := tx.seqWalk(s, 0, true, nil)
+	if err != nil {
+		return st, true, err
+	}
+	st.FirstSeq, st.FirstID, st.LastID = first.Seq, first.ID, last.ID
+	return st, true, nil
+}
+
+// EntryBySeq returns the live entry with sequence seq; ok is false when the
+// key does not exist or the entry was deleted or never added.
+func (tx *Tx) EntryBySeq(db int, key []byte, seq uint64) (e SeqEntry, ok bool, err error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok || seq == 0 || seq > s.sm.EntriesAdded {
+		return e, false, err
+	}
+	e, ok, err = tx.seqWalk(s, seq, false, nil)
+	if err != nil || !ok || e.Seq != seq {
+		return SeqEntry{}, false, err
+	}
+	return e, true, nil
+}
+
+// NextBySubject returns the first live entry with sequence >= from whose
+// subject matches filter, a NATS subject filter ("*" matches one token,
+// ">" one or more trailing tokens); "" matches every entry.
+func (tx *Tx) NextBySubject(db int, key []byte, from uint64, filter string) (e SeqEntry, ok bool, err error) {
+	return tx.bySubject(db, key, from, filter, false)
+}
+
+// LastBySubject returns the live entry with the highest sequence whose
+// subject matches filter (as NextBySubject).
+func (tx *Tx) LastBySubject(db int, key []byte, filter string) (e SeqEntry, ok bool, err error) {
+	return tx.bySubject(db, key, 0, filter, true)
+}
+
+// bySubject finds the entry for NextBySubject (from on, first) or
+// LastBySubject (last). A stream whose entries all lack a subject field
+// has one subject, its key; one whose entries all have it is answered from
+// the subject index; a mixed stream is walked entry by entry.
+func (tx *Tx) bySubject(db int, key []byte, from uint64, filter string, last bool) (SeqEntry, bool, error) {
+	s, ok, err := tx.loadStream(db, key)
+	if err != nil || !ok || s.sm.Length == 0 || from > s.sm.EntriesAdded {
+		return SeqEntry{}, false, err
+	}
+	if filter == "" {
+		return tx.seqWalk(s, from, last, nil)
+	}
+	switch {
+	case s.sm.Subjects == 0:
+		if !SubjectMatches(filter, key) {
+			return SeqEntry{}, false, nil
+		}
+		return tx.seqWalk(s, from, last, nil)
+	case s.sm.Subjects == s.sm.Length:
+		return tx.subjectIndexFind(s, from, filter, last)
+	}
+	return tx.seqWalk(s, from, last, func(subject []byte) bool { return SubjectMatches(filter, subject) })
+}
+
+// seqWalk returns the first live entry with sequence >= from (or, with
+// last, the last live entry) whose subject satisfies match (nil: any).
+func (tx *Tx) seqWalk(s *streamRef, from uint64, last bool, match func(subject []byte) bool) (SeqEntry, bool, error) {
+	start := ID{}
+	if !last && from > 1 {
+		// The node holding sequence from, if any, starts at the last
+		// seq index record at or before from.
+		lo, hi := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindSeqIndex)
+		it, err := tx.r.NewIter(lo, hi)
+		if err != nil {
+			return SeqEntry{}, false, err
+		}
+		if it.SeekLT(storage.AppendSeqIndexKey(nil, s.db, s.key, s.meta.Version, from+1)) {
+			ms, seq, err := storage.DecodeIDValue(it.Value())
+			if err != nil {
+				it.Close()
+				return SeqEntry{}, false, err
+			}
+			start = ID{ms, seq}
+		}
+		if err := it.Close(); err != nil {
+			return SeqEntry{}, false, err
+		}
+	}
+	lo, hi := s.entryBounds(start, MaxID)
+	it, err := tx.r.NewIter(lo, hi)
+	if err != nil {
+		return SeqEntry{}, false, err
+	}
+	defer it.Close()
+	sets, err := tx.fieldSets(s)
+	if err != nil {
+		return SeqEntry{}, false, err
+	}
+	ok := it.First()
+	if last {
+		ok = it.Last()
+	}
+	for ; ok; ok = step(it, last) {
+		h, _, err := storage.DecodeEntryHeader(it.Value())
+		if err != nil {
+			return SeqEntry{}, false, err
+		}
+		if h.Seq < from {
+			continue
+		}
+		e, err := decodeSeqEntry(s, sets, it.Key(), it.Value())
+		if err != nil {
+			return SeqEntry{}, false, err
+		}
+		if match == nil || match(e.Subject) {
+			return e, true, nil
+		}
+	}
+	return SeqEntry{}, false, nil
+}
+
+// subjectIndexFind answers bySubject from the subject index: for each
+// subject matching filter, its first record at or after from (or its last
+// record); the lowest (or highest) sequence wins.
+func (tx *Tx) subjectIndexFind(s *streamRef, from uint64, filter string, last bool) (SeqEntry, bool, error) {
+	var it *storage.Iter
+	var err error
+	var bestSeq uint64
+	var bestID ID
+	found := false
+	consider := func(subject []byte) error {
+		lo, hi := storage.SubjectBounds(s.db, s.key, s.meta.Version, subject)
+		sit, err := tx.r.NewIter(lo, hi)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if last {
+			ok = sit.Last()
+		} else {
+			ok = sit.SeekGE(storage.AppendSubjectKey(nil, s.db, s.key, s.meta.Version, subject, from))
+		}
+		if ok {
+			_, n, err := storage.DecodeSubjectKey(sit.Key())
+			if err != nil {
+				sit.Close()
+				return err
+			}
+			ms, seq, err := storage.DecodeIDValue(sit.Value())
+			if err != nil {
+				sit.Close()
+				return err
+			}
+			if !found || (last && n > bestSeq) || (!last && n < bestSeq) {
+				bestSeq, bestID, found = n, ID{ms, seq}, true
+			}
+		}
+		return sit.Close()
+	}
+	if !subjectHasWildcard(filter) {
+		err = consider([]byte(filter))
+	} else {
+		lo, hi := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindSubjectIndex)
+		if it, err = tx.r.NewIter(lo, hi); err != nil {
+			return SeqEntry{}, false, err
+		}
+		// One visit per distinct subject: after looking at a subject,
+		// seek past all of its records.
+		for ok := it.First(); ok && err == nil; {
+			var subject []byte
+			if subject, _, err = storage.DecodeSubjectKey(it.Key()); err != nil {
+				break
+			}
+			subject = append([]byte(nil), subject...)
+			if SubjectMatches(filter, subject) {
+				err = consider(subject)
+			}
+			_, next := storage.SubjectBounds(s.db, s.key, s.meta.Version, subject)
+			ok = it.SeekGE(next)
+		}
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil || !found {
+		return SeqEntry{}, false, err
+	}
+	k := s.entryKey(bestID)
+	v, ok, err := tx.r.Get(k)
+	if err != nil || !ok {
+		return SeqEntry{}, false, err
+	}
+	sets, err := tx.fieldSets(s)
+	if err != nil {
+		return SeqEntry{}, false, err
+	}
+	e, err := decodeSeqEntry(s, sets, k, v)
+	return e, err == nil, err
+}
+
+// decodeSeqEntry copies an entry out of iterator memory.
+func decodeSeqEntry(s *streamRef, sets *fieldSets, k, v []byte) (SeqEntry, error) {
+	ms, seq, err := storage.DecodeIDSuffix(k)
+	if err != nil {
+		return SeqEntry{}, err
+	}
+	h, fv, err := storage.DecodeEntryValue(append([]byte(nil), v...), sets, nil)
+	if err != nil {
+		return SeqEntry{}, err
+	}
+	e := SeqEntry{Seq: h.Seq, ID: ID{ms, seq}, Fields: fv, Subject: s.key}
+	if subject, ok := entrySubject(fv); ok {
+		e.Subject = subject
+	}
+	return e, nil
+}
+
+// entrySubject returns the value of the first field named "subject".
+func entrySubject(fv [][]byte) ([]byte, bool) {
+	for i := 0; i+1 < len(fv); i += 2 {
+		if string(fv[i]) == "subject" {
+			return fv[i+1], true
+		}
+	}
+	return nil, false
+}
+
+// payloadBytes is what an entry adds to SeqState.Bytes.
+func payloadBytes(fv [][]byte) uint64 {
+	var n uint64
+	for _, f := range fv {
+		n += uint64(len(f))
+	}
+	return n
+}
+
+// subjectHasWildcard reports whether filter has a "*" or ">" token.
+func subjectHasWildcard(filter string) bool {
+	for tok := range strings.SplitSeq(filter, ".") {
+		if tok == "*" || tok == ">" {
+			return true
+		}
+	}
+	return false
+}
+
+// SubjectMatches reports whether subject matches the NATS subject filter:
+// tokens are separated by '.', "*" matches any one token and a final ">"
+// matches one or more tokens.
+func SubjectMatches(filter string, subject []byte) bool {
+	for {
+		ftok, frest, fmore := strings.Cut(filter, ".")
+		if len(subject) == 0 {
+			return false
+		}
+		stok, srest, smore := bytes.Cut(subject, []byte{'.'})
+		switch {
+		case ftok == ">" && !fmore:
+			return true
+		case ftok == "*" || ftok == string(stok):
+		default:
+			return false
+		}
+		if !fmore || !smore {
+			return fmore == smore
+		}
+		filter, subject = frest, srest
+	}
+}

@@ -24,9 +24,12 @@ type streamMeta struct {
 	FieldSets    uint64 // field sets recorded (fieldsets.go)
 	Subjects     uint64 // live entries with a "subject" field (seqread.go)
 	Bytes        uint64 // total length of the live entries' fields and values
+	// Seq is the sequence of the last entry added: entries ever added,
+	// which unlike EntriesAdded XSETID cannot change (seqread.go).
+	Seq uint64
 }
 
-const streamMetaFields = 15
+const streamMetaFields = 16
 
 func (s *streamMeta) appendBinary(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, streamMetaFields)
@@ -34,7 +37,7 @@ func (s *streamMeta) appendBinary(dst []byte) []byte {
 		s.Length, s.EntriesAdded, s.Nodes,
 		s.Last.Ms, s.Last.Seq, s.First.Ms, s.First.Seq,
 		s.MaxDeleted.Ms, s.MaxDeleted.Seq, s.Tail.Ms, s.Tail.Seq,
-		s.Groups, s.FieldSets, s.Subjects, s.Bytes,
+		s.Groups, s.FieldSets, s.Subjects, s.Bytes, s.Seq,
 	} {
 		dst = binary.AppendUvarint(dst, v)
 	}
@@ -65,7 +68,7 @@ func decodeStreamMeta(b []byte) (streamMeta, error) {
 	s.MaxDeleted = ID{vals[7], vals[8]}
 	s.Tail = ID{vals[9], vals[10]}
 	s.Groups = vals[11]
-	s.FieldSets, s.Subjects, s.Bytes = vals[12], vals[13], vals[14]
+	s.FieldSets, s.Subjects, s.Bytes, s.Seq = vals[12], vals[13], vals[14], vals[15]
 	return s, nil
 }
 

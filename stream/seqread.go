@@ -9,8 +9,9 @@ import (
 
 // The sequence view: NATS JetStream numbers a stream's messages 1, 2, 3, …
 // in the order they were added and never renumbers them. Eddy gives every
-// entry the same number, its sequence: the stream's entries-added count
-// just after the entry was added. XDEL and trimming remove entries but
+// entry the same number, its sequence: the count of entries ever added to
+// the stream, this one included (unlike entries-added, which XSETID may
+// change). XDEL and trimming remove entries but
 // leave the others' sequences alone, so sequences have gaps exactly where
 // JetStream's would.
 //
@@ -30,7 +31,7 @@ type SeqState struct {
 	Messages uint64 // live entries (XLEN)
 	Bytes    uint64 // bytes of the live entries' fields and values
 	FirstSeq uint64 // sequence of the first live entry; LastSeq+1 when empty
-	LastSeq  uint64 // entries ever added (entries-added)
+	LastSeq  uint64 // entries ever added
 	FirstID  ID     // ID of the first live entry; zero when empty
 	LastID   ID     // ID of the last live entry; zero when empty
 }
@@ -42,7 +43,7 @@ func (tx *Tx) SeqState(db int, key []byte) (st SeqState, ok bool, err error) {
 	if err != nil || !ok {
 		return st, false, err
 	}
-	st = SeqState{Messages: s.sm.Length, Bytes: s.sm.Bytes, FirstSeq: s.sm.EntriesAdded + 1, LastSeq: s.sm.EntriesAdded}
+	st = SeqState{Messages: s.sm.Length, Bytes: s.sm.Bytes, FirstSeq: s.sm.Seq + 1, LastSeq: s.sm.Seq}
 	if s.sm.Length == 0 {
 		return st, true, nil
 	}
@@ -62,7 +63,7 @@ func (tx *Tx) SeqState(db int, key []byte) (st SeqState, ok bool, err error) {
 // key does not exist or the entry was deleted or never added.
 func (tx *Tx) EntryBySeq(db int, key []byte, seq uint64) (e SeqEntry, ok bool, err error) {
 	s, ok, err := tx.loadStream(db, key)
-	if err != nil || !ok || seq == 0 || seq > s.sm.EntriesAdded {
+	if err != nil || !ok || seq == 0 || seq > s.sm.Seq {
 		return e, false, err
 	}
 	e, ok, err = tx.seqWalk(s, seq, false, nil)
@@ -91,7 +92,7 @@ func (tx *Tx) LastBySubject(db int, key []byte, filter string) (e SeqEntry, ok b
 // the subject index; a mixed stream is walked entry by entry.
 func (tx *Tx) bySubject(db int, key []byte, from uint64, filter string, last bool) (SeqEntry, bool, error) {
 	s, ok, err := tx.loadStream(db, key)
-	if err != nil || !ok || s.sm.Length == 0 || from > s.sm.EntriesAdded {
+	if err != nil || !ok || s.sm.Length == 0 || from > s.sm.Seq {
 		return SeqEntry{}, false, err
 	}
 	if filter == "" {

@@ -107,6 +107,16 @@ func TestSeqViewRandom(t *testing.T) {
 						}
 						m.added++
 						m.entries = append(m.entries, SeqEntry{Seq: m.added, ID: id, Subject: m.subject(f), Fields: f})
+					case r == 6 && m.added > 0:
+						// XSETID moves entries-added; sequences must not.
+						op = "xsetid"
+						mustUpdate(t, e, func(tx *Tx) error {
+							last, _, err := tx.LastID(0, []byte("s"))
+							if err != nil {
+								return err
+							}
+							return tx.XSetID(0, []byte("s"), XSetIDArgs{ID: last, EntriesAdded: int64(len(m.entries) + rng.IntN(3))})
+						})
 					case r < 8 && len(m.entries) > 0:
 						op = "xdel"
 						i := rng.IntN(len(m.entries))

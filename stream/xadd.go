@@ -96,7 +96,7 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 	if s.sm.Nodes > 0 && s.hasTail {
 		fresh = !s.tail.Accepts(fields, values, tx.e.opts.Limits())
 	}
-	seq := s.sm.EntriesAdded + 1
+	seq := s.sm.Seq + 1
 	if fresh {
 		s.tail = NewNode(id, fields, values)
 		s.tail.FirstSeq = seq
@@ -140,6 +140,7 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 	s.sm.Bytes += payloadBytes(fv)
 	s.sm.Length++
 	s.sm.EntriesAdded++
+	s.sm.Seq = seq
 	s.sm.Last = id
 	if s.sm.Length == 1 {
 		s.sm.First = id

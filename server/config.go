@@ -35,6 +35,12 @@ type Config struct {
 	ProtoMaxBulkLen      int64
 	Timeout              int // idle client timeout, seconds; 0 = never
 
+	// The NATS bridge (package bridge); cmd/eddy starts it.
+	NatsPort   int    // embedded NATS server port on 127.0.0.1; 0 = bridge off, -1 = a free port
+	NatsURL    string // connect to this NATS server instead of embedding one
+	NatsCreds  string // credentials file for NatsURL
+	NatsDomain string // JetStream domain to serve under; "" = "eddy" with NatsURL, none without
+
 	// LogLevelVar, when set, follows LogLevel: a successful CONFIG SET of
 	// loglevel stores the new level in it, so a slog handler built on it
 	// changes verbosity at runtime. It is wiring, not a directive; copies of
@@ -115,6 +121,18 @@ var configTable = []configDirectiveSpec{
 	{name: "timeout", def: "0",
 		usage: "close a client idle this many seconds; 0 = never",
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.Timeout })},
+	{name: "nats-port", def: "4222", immutable: true,
+		usage: "port of the embedded NATS server on 127.0.0.1 (NATS bridge); 0 turns the bridge off, -1 picks a free port (eddy only)",
+		value: configInt(-1, 65535, func(c *Config) *int { return &c.NatsPort })},
+	{name: "nats-url", def: "", immutable: true,
+		usage: "serve the NATS bridge on this NATS server (nats://host:port) instead of an embedded one (eddy only)",
+		value: configText(func(c *Config) *string { return &c.NatsURL })},
+	{name: "nats-creds", def: "", immutable: true,
+		usage: "credentials file for nats-url (eddy only)",
+		value: configText(func(c *Config) *string { return &c.NatsCreds })},
+	{name: "nats-domain", def: "", immutable: true,
+		usage: `JetStream domain the bridge serves ($JS.<domain>.API); "" means eddy with nats-url, none without (eddy only)`,
+		value: configText(func(c *Config) *string { return &c.NatsDomain })},
 	// Fixed facts about Eddy under Redis's names, because tools ask for
 	// them (redis-benchmark reads save and appendonly, BullMQ checks
 	// maxmemory-policy) and a redis.conf may set them to these values.

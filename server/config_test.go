@@ -26,6 +26,7 @@ func TestDefaultConfig(t *testing.T) {
 		CacheSize:            64 << 20,
 		LogLevel:             "notice",
 		ProtoMaxBulkLen:      512 << 20,
+		NatsPort:             4222,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
@@ -61,6 +62,13 @@ func TestParseConfigFile(t *testing.T) {
 			}, ""},
 		{"loglevel", "loglevel Warning", func(c Config) bool { return c.LogLevel == "warning" }, ""},
 		{"dir", "dir /var/lib/eddy", func(c Config) bool { return c.Dir == "/var/lib/eddy" }, ""},
+		{"nats bridge off", "nats-port 0", func(c Config) bool { return c.NatsPort == 0 }, ""},
+		{"nats free port", "nats-port -1", func(c Config) bool { return c.NatsPort == -1 }, ""},
+		{"nats external", "nats-url nats://10.0.0.1:4222\nnats-creds /etc/eddy/user.creds\nnats-domain hub\n",
+			func(c Config) bool {
+				return c.NatsURL == "nats://10.0.0.1:4222" && c.NatsCreds == "/etc/eddy/user.creds" && c.NatsDomain == "hub" && c.NatsPort == 4222
+			}, ""},
+		{"nats port out of range", "nats-port -2", nil, `bad value "-2" for directive "nats-port": argument must be between -1 and 65535 inclusive`},
 
 		{"fixed facts", "save \"\"\nappendonly YES\nmaxmemory 0\nmaxmemory-policy noeviction\n",
 			func(c Config) bool { return reflect.DeepEqual(c, DefaultConfig()) }, ""},

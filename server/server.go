@@ -75,6 +75,8 @@ type Server struct {
 	shutdownReq  chan struct{}
 	shutdownOnce sync.Once
 	done         chan struct{} // closed when shutdown begins
+
+	beforeClose []func() // run by stop before the store closes; set before Serve
 }
 
 // New opens the store in cfg.Dir and binds cfg.Bind x cfg.Port. Serve
@@ -172,6 +174,15 @@ func (s *Server) idleTimeout() time.Duration {
 
 func (s *Server) password() string { return *s.requirePass.Load() }
 
+// Engine is the stream engine, for other front ends over the same data
+// (the NATS bridge). They must stop reading before the store closes: see
+// BeforeClose.
+func (s *Server) Engine() *stream.Engine { return s.engine }
+
+// BeforeClose registers fn to run during shutdown, after the RESP clients
+// are gone and before the store closes. Call it before Serve.
+func (s *Server) BeforeClose(fn func()) { s.beforeClose = append(s.beforeClose, fn) }
+
 // Addr is the first listening address.
 func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 
@@ -226,6 +237,9 @@ func (s *Server) stop() error {
 	}
 	s.mu.Unlock()
 	s.detached.Wait()
+	for _, fn := range s.beforeClose {
+		fn()
+	}
 	err := s.db.Close()
 	s.logger.Info("server stopped")
 	return err

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +73,8 @@ type eddyProc struct{ *serverProc }
 // redisProc is a real redis-server, the reference for differential tests.
 type redisProc struct{ *serverProc }
 
-// startEddy runs `eddy server --port 0 --dir <tmp> args...` and waits for
+// startEddy runs `eddy server --port 0 --dir <tmp> args...` (with the NATS
+// bridge off unless args set --nats-port) and waits for
 // its "eddy ready" log line. It is stopped when t ends, and its log is
 // printed if t failed.
 func startEddy(t testing.TB, args ...string) *eddyProc {
@@ -81,6 +83,11 @@ func startEddy(t testing.TB, args ...string) *eddyProc {
 		requireRedisServer(t)
 		p := newServerProc(t, "redis as eddy", redisStandInArgs(args))
 		return &eddyProc{p}
+	}
+	// The NATS bridge would take the fixed port 4222: off unless the test
+	// asks for it.
+	if !slices.Contains(args, "--nats-port") {
+		args = append([]string{"--nats-port", "0"}, args...)
 	}
 	p := newServerProc(t, "eddy", args)
 	return &eddyProc{p}

@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"text/tabwriter"
+	"time"
 
+	"github.com/eddy-streams/eddy/bridge"
 	"github.com/eddy-streams/eddy/server"
 )
 
@@ -141,6 +144,20 @@ func runServer(ctx context.Context, args []string, e env) int {
 		logger.Error("eddy failed to start", "err", err)
 		return exitError
 	}
+	br, err := startBridge(ctx, cfg, srv, logger)
+	if err != nil {
+		logger.Error("nats bridge failed to start", "err", err)
+		// Serve with a cancelled context only closes the store cleanly.
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_ = srv.Serve(cctx)
+		return exitError
+	}
+	if br != nil {
+		srv.BeforeClose(func() { br.Close() })
+		// tests/ parses this line for the NATS address; keep its shape.
+		logger.Info("nats bridge ready", "url", br.URL())
+	}
 	// tests/ parses this line for the address; keep its shape.
 	logger.Info("eddy ready", "addr", srv.Addr().String())
 	if err := srv.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -149,6 +166,39 @@ func runServer(ctx context.Context, args []string, e env) int {
 	}
 	logger.Info("eddy stopped")
 	return exitOK
+}
+
+// defaultNatsPort is nats-port's default; see startBridge.
+const defaultNatsPort = 4222
+
+// startBridge starts the NATS bridge as cfg asks; nil when it is off.
+// With an external server (nats-url) the bridge serves under a JetStream
+// domain, "eddy" unless nats-domain names another, because that server
+// may run JetStream of its own on $JS.API. The default port being taken
+// (a nats-server already running here, or another Eddy) is a warning,
+// not a failure: the bridge is optional and on by default.
+func startBridge(ctx context.Context, cfg server.Config, srv *server.Server, logger *slog.Logger) (*bridge.Bridge, error) {
+	bc := bridge.Config{
+		URL:    cfg.NatsURL,
+		Creds:  cfg.NatsCreds,
+		Domain: cfg.NatsDomain,
+		Port:   cfg.NatsPort,
+		Logger: logger,
+	}
+	if bc.URL == "" && bc.Port == 0 {
+		return nil, nil
+	}
+	if bc.URL != "" && bc.Domain == "" {
+		bc.Domain = "eddy"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	br, err := bridge.Start(ctx, bc, bridge.EngineStore{Engine: srv.Engine()})
+	if err != nil && bc.URL == "" && bc.Port == defaultNatsPort && errors.Is(err, syscall.EADDRINUSE) {
+		logger.Warn("nats bridge off: its default port is in use; set nats-port", "port", bc.Port, "err", err)
+		return nil, nil
+	}
+	return br, err
 }
 
 func printServerUsage(w io.Writer) {

@@ -4,15 +4,23 @@
 # median throughput of each and the Eddy/Redis ratio per load. Then the
 # consumer-group loads redis-benchmark cannot express (bench/groupbench:
 # XREADGROUP COUNT 10 + XACK throughput, XPENDING/XAUTOCLAIM latency with a
-# large PEL) on the same two servers. Results are printed as tables and
-# written as one JSON file under bench/results/.
+# large PEL) and the blocked-XREAD wake-up (bench/wakebench) on the same two
+# servers. Last, unless BIG=0, bench/bigbench starts its own pair and
+# measures a big stream: RSS after loading ENTRIES entries, disk bytes per
+# entry (Redis RDB against Eddy after `eddy compact`), start-up time to the
+# first PONG with the data stored, and XRANGE of the oldest entries while
+# newer ones are written. Results are printed as tables and written as one
+# JSON file under bench/results/.
 #
 # Environment: ROUNDS (default 5), REQUESTS (default 100000), CLIENTS (50),
 # EDDY (path of the binary, default bin/eddy), GO (default go); for the
 # group loads GROUP_CLIENTS (50), GROUP_SECONDS (5, longest throughput run),
 # PEL_SIZES ("10000 1000000"; the stream holds as many entries as the
-# largest) and PEL_CALLS (200). QUICK=1 makes every default small (a run in
-# well under a minute) to check the script works; its figures mean little.
+# largest) and PEL_CALLS (200); for the wake-up WAKE_CLIENTS (1000) and
+# WAKE_REPEATS (20 wake-ups per round); for the big stream BIG (1; 0 skips
+# it), ENTRIES (10000000), WRITE_MB (100, written during each XRANGE round)
+# and RANGE_ROUNDS (3). QUICK=1 makes every default small (a run in about a
+# minute) to check the script works; its figures mean little.
 set -euo pipefail
 trap 'echo "bench: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -20,6 +28,7 @@ cd "$(dirname "$0")/.."
 if [ "${QUICK:-0}" = 1 ]; then
 	ROUNDS=${ROUNDS:-2} REQUESTS=${REQUESTS:-10000}
 	GROUP_SECONDS=${GROUP_SECONDS:-1} PEL_SIZES=${PEL_SIZES:-"1000 20000"} PEL_CALLS=${PEL_CALLS:-50}
+	WAKE_REPEATS=${WAKE_REPEATS:-5} ENTRIES=${ENTRIES:-200000} WRITE_MB=${WRITE_MB:-5} RANGE_ROUNDS=${RANGE_ROUNDS:-1}
 fi
 ROUNDS=${ROUNDS:-5}
 REQUESTS=${REQUESTS:-100000}
@@ -30,6 +39,12 @@ GROUP_CLIENTS=${GROUP_CLIENTS:-50}
 GROUP_SECONDS=${GROUP_SECONDS:-5}
 PEL_SIZES=${PEL_SIZES:-"10000 1000000"}
 PEL_CALLS=${PEL_CALLS:-200}
+WAKE_CLIENTS=${WAKE_CLIENTS:-1000}
+WAKE_REPEATS=${WAKE_REPEATS:-20}
+BIG=${BIG:-1}
+ENTRIES=${ENTRIES:-10000000}
+WRITE_MB=${WRITE_MB:-100}
+RANGE_ROUNDS=${RANGE_ROUNDS:-3}
 for tool in redis-server redis-benchmark redis-cli "$GO"; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool not found (apt-get install redis-server redis-tools)" >&2; exit 1; }
 done
@@ -47,6 +62,8 @@ trap cleanup EXIT
 # Built before the servers start, so compiling does not share the cores
 # with a measurement.
 "$GO" build -o "$work/groupbench" ./bench/groupbench
+"$GO" build -o "$work/wakebench" ./bench/wakebench
+"$GO" build -o "$work/bigbench" ./bench/bigbench
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 wait_ping() {
@@ -142,7 +159,23 @@ echo "]" >>"$json"
 "$work/groupbench" -redis "127.0.0.1:$rport" -eddy "127.0.0.1:$eport" -rounds "$ROUNDS" \
 	-clients "$GROUP_CLIENTS" -duration "${GROUP_SECONDS}s" -pel "$PEL_SIZES" -calls "$PEL_CALLS" \
 	-json "$work/groups.json"
+{ printf ',"groups":'; cat "$work/groups.json"; } >>"$json"
+
+"$work/wakebench" -redis "127.0.0.1:$rport" -eddy "127.0.0.1:$eport" -rounds "$ROUNDS" \
+	-clients "$WAKE_CLIENTS" -repeats "$WAKE_REPEATS" -json "$work/wake.json"
+{ printf ',"wake":'; cat "$work/wake.json"; } >>"$json"
+
+# The big run starts its own servers; these two would only share the
+# machine with it.
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+pids=()
+if [ "$BIG" != 0 ]; then
+	"$work/bigbench" -eddy-bin "$EDDY" -entries "$ENTRIES" -rounds "$ROUNDS" -range-rounds "$RANGE_ROUNDS" \
+		-write-mb "$WRITE_MB" -work "$work/big" -json "$work/big.json"
+	{ printf ',"big":'; cat "$work/big.json"; } >>"$json"
+fi
 load1=$(loadavg)
-{ printf ',"groups":'; cat "$work/groups.json"; printf ',"loadavg_start":"%s","loadavg_end":"%s"}\n' "$load0" "$load1"; } >>"$json"
+printf ',"loadavg_start":"%s","loadavg_end":"%s"}\n' "$load0" "$load1" >>"$json"
 echo "loadavg at the end: $load1"
 echo "results: $json"

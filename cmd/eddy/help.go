@@ -25,5 +25,6 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "eddy help server" for the server's configuration directives.`)
+	fmt.Fprintln(w, `Run "eddy help server" for the server's configuration directives,`)
+	fmt.Fprintln(w, `"eddy compact --help" for compacting a store offline.`)
 }

@@ -3,6 +3,7 @@
 // Usage:
 //
 //	eddy server [CONFIG-FILE] [--directive value ...]
+//	eddy compact [--dir DIR]
 //	eddy version
 //	eddy help
 //
@@ -46,6 +47,7 @@ type subcommand struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"server", "run the server", runServer},
+		{"compact", "compact a stopped server's store (--dir DIR)", runCompact},
 		{"version", "print the version", runVersion},
 		{"help", "show this help", runHelp},
 	}

@@ -19,7 +19,8 @@
 # largest) and PEL_CALLS (200); for the wake-up WAKE_CLIENTS (1000) and
 # WAKE_REPEATS (20 wake-ups per round); for the big stream BIG (1; 0 skips
 # it), ENTRIES (10000000), WRITE_MB (100, written during each XRANGE round)
-# and RANGE_ROUNDS (3). QUICK=1 makes every default small (a run in about a
+# and RANGE_ROUNDS (3); for Direct Get through the NATS bridge (bench/natsbench)
+# NATS_MESSAGES (10000) and NATS_REQUESTS (20000). QUICK=1 makes every default small (a run in about a
 # minute) to check the script works; its figures mean little.
 set -euo pipefail
 trap 'echo "bench: line $LINENO failed: $BASH_COMMAND" >&2' ERR
@@ -29,6 +30,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	ROUNDS=${ROUNDS:-2} REQUESTS=${REQUESTS:-10000}
 	GROUP_SECONDS=${GROUP_SECONDS:-1} PEL_SIZES=${PEL_SIZES:-"1000 20000"} PEL_CALLS=${PEL_CALLS:-50}
 	WAKE_REPEATS=${WAKE_REPEATS:-5} ENTRIES=${ENTRIES:-200000} WRITE_MB=${WRITE_MB:-5} RANGE_ROUNDS=${RANGE_ROUNDS:-1}
+	NATS_MESSAGES=${NATS_MESSAGES:-1000} NATS_REQUESTS=${NATS_REQUESTS:-2000}
 fi
 ROUNDS=${ROUNDS:-5}
 REQUESTS=${REQUESTS:-100000}
@@ -41,6 +43,8 @@ PEL_SIZES=${PEL_SIZES:-"10000 1000000"}
 PEL_CALLS=${PEL_CALLS:-200}
 WAKE_CLIENTS=${WAKE_CLIENTS:-1000}
 WAKE_REPEATS=${WAKE_REPEATS:-20}
+NATS_MESSAGES=${NATS_MESSAGES:-10000}
+NATS_REQUESTS=${NATS_REQUESTS:-20000}
 BIG=${BIG:-1}
 ENTRIES=${ENTRIES:-10000000}
 WRITE_MB=${WRITE_MB:-100}
@@ -64,6 +68,7 @@ trap cleanup EXIT
 "$GO" build -o "$work/groupbench" ./bench/groupbench
 "$GO" build -o "$work/wakebench" ./bench/wakebench
 "$GO" build -o "$work/bigbench" ./bench/bigbench
+"$GO" build -o "$work/natsbench" ./bench/natsbench
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 wait_ping() {
@@ -80,8 +85,8 @@ mkdir -p "$work/redis" "$work/eddy"
 redis-server --port "$rport" --bind 127.0.0.1 --dir "$work/redis" --save '' \
 	--appendonly yes --appendfsync everysec --daemonize no >"$work/redis.log" 2>&1 &
 pids+=($!)
-eport=$(free_port)
-"$EDDY" server --port "$eport" --dir "$work/eddy" --appendfsync everysec >"$work/eddy.log" 2>&1 &
+eport=$(free_port) nport=$(free_port)
+"$EDDY" server --port "$eport" --dir "$work/eddy" --appendfsync everysec --nats-port "$nport" >"$work/eddy.log" 2>&1 &
 pids+=($!)
 wait_ping "$rport"
 wait_ping "$eport"
@@ -164,6 +169,12 @@ echo "]" >>"$json"
 "$work/wakebench" -redis "127.0.0.1:$rport" -eddy "127.0.0.1:$eport" -rounds "$ROUNDS" \
 	-clients "$WAKE_CLIENTS" -repeats "$WAKE_REPEATS" -json "$work/wake.json"
 { printf ',"wake":'; cat "$work/wake.json"; } >>"$json"
+
+# Direct Get through Eddy's NATS bridge against a real nats-server
+# JetStream stream (in natsbench's process) holding the same messages.
+"$work/natsbench" -eddy-redis "127.0.0.1:$eport" -eddy-nats "nats://127.0.0.1:$nport" \
+	-messages "$NATS_MESSAGES" -requests "$NATS_REQUESTS" -json "$work/nats.json"
+{ printf ',"nats":'; cat "$work/nats.json"; } >>"$json"
 
 # The big run starts its own servers; these two would only share the
 # machine with it.

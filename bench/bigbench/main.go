@@ -175,7 +175,9 @@ func (b *bench) startEddy() (*proc, time.Duration, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	args := append([]string{"server", "--port", strconv.Itoa(port), "--dir", b.eddyDir}, b.o.eddyArgs...)
+	// The NATS bridge stays on (a user's default, and part of the RSS), on
+	// a free port rather than 4222.
+	args := append([]string{"server", "--port", strconv.Itoa(port), "--dir", b.eddyDir, "--nats-port", "-1"}, b.o.eddyArgs...)
 	return start("eddy", b.o.eddyBin, args, port, filepath.Join(b.o.work, "eddy.log"))
 }
 

@@ -1,6 +1,12 @@
 # Eddy's build. Every target works from a clean checkout with only Go
 # installed; `make test` also wants redis-server for the differential tests
 # (.ci/run installs it).
+#
+# make bench-compare BASE=<rev> runs the Go benchmarks of storage/,
+# stream/ and server/ on revision BASE and on the working tree, in
+# alternating rounds, and prints benchstat's comparison (bench/compare.sh;
+# COUNT=10 rounds, BENCH='.' regexp, e.g.
+# make bench-compare BASE=HEAD~1 BENCH='XAdd|Codec' COUNT=6).
 
 GO       ?= go
 BIN      ?= bin/eddy
@@ -9,7 +15,7 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 TIMEOUT  ?= 15m
 FUZZTIME ?= 10s
 
-.PHONY: all build run test testrace bench fuzz lint clean
+.PHONY: all build run test testrace bench bench-compare fuzz lint clean
 
 all: build
 
@@ -34,6 +40,12 @@ testrace:
 bench: build
 	bash bench/bench.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./storage/ ./stream/ ./server/
+
+# The Go benchmarks of BASE against the working tree, through benchstat.
+# COUNT and BENCH pass through the environment to bench/compare.sh.
+bench-compare:
+	@if [ -z "$(BASE)" ]; then echo "usage: make bench-compare BASE=<rev> [COUNT=10] [BENCH=regexp]"; exit 2; fi
+	GO=$(GO) bash bench/compare.sh '$(BASE)'
 
 # Runs every Fuzz* target for FUZZTIME each. go test -fuzz takes one target
 # in one package at a time, so list them first.

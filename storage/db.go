@@ -14,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/batchrepr"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -59,6 +60,10 @@ type Options struct {
 	// FS replaces the real file system (tests use vfs.NewMem()).
 	FS     vfs.FS
 	Logger *slog.Logger
+
+	// tune changes the Pebble options after Eddy's own; the tuning
+	// benchmarks set it (tune_export_test.go) to compare settings.
+	tune func(*pebble.Options)
 }
 
 // DB is an open store.
@@ -97,13 +102,7 @@ func Open(opts Options) (*DB, error) {
 		return nil, err
 	}
 	cache := pebble.NewCache(max(opts.CacheSize, 1<<20))
-	po := &pebble.Options{
-		FS:                 opts.FS,
-		Cache:              cache,
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{opts.Logger},
-	}
-	pdb, err := pebble.Open(opts.Dir, po)
+	pdb, err := pebble.Open(opts.Dir, pebbleOptions(opts, cache))
 	if err != nil {
 		cache.Unref()
 		return nil, err
@@ -129,6 +128,82 @@ func Open(opts Options) (*DB, error) {
 	go db.gcLoop(ctx)
 	db.KickGC()
 	return db, nil
+}
+
+// pebbleOptions returns the Pebble options of a store; opts.tune, set
+// only by the tuning benchmarks, may change them.
+//
+// The settings are for Eddy's workload: entries appended at the end of
+// streams, read back in ranges (XRANGE, XREAD, XREADGROUP), metadata read
+// by point Gets (mostly answered by the engine's metadata cache). Each
+// figure below is from storage/tune_bench_test.go (1M XADD-shaped entries
+// of 3 fields, ~60 bytes, loaded through the engine, fully compacted;
+// XRANGE COUNT 10 from random old IDs with a cold block cache scaled to
+// the data as 64 MB is to 10M entries; CGO_ENABLED=0 as the binary is
+// built; 2 shared CPUs, medians of 6 runs). Redis 7.0's dump.rdb of the
+// same entries takes 25.5 bytes per entry.
+func pebbleOptions(opts Options, cache *pebble.Cache) *pebble.Options {
+	po := &pebble.Options{
+		FS:                 opts.FS,
+		Cache:              cache,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{opts.Logger},
+
+		// 4 MB memtables (Pebble's default), at most 2 before writes
+		// stall. Memtables count fully toward RSS, whose target is 0.15x
+		// Redis's (Redis: 73 bytes of RSS per entry, so about 110 MB for
+		// 10M entries); 16 MB memtables held 32 MB instead of 8 MB while
+		// loading, and the WAL Pebble keeps for reuse grows with them
+		// (+37 bytes/entry on disk at 1M entries). Their load rate (147k,
+		// 168k entries/s for 16 and 64 MB) stayed within the spread of
+		// identical 4 MB runs in the same session (76k-141k/s).
+		MemTableSize:                4 << 20,
+		MemTableStopWritesThreshold: 2,
+		// Pebble's defaults: L0 thresholds 2/24 and 8/32 loaded at 106k
+		// and 117k entries/s against 132k for 4/12, all within that
+		// spread.
+		L0CompactionThreshold: 4,
+		L0StopWritesThreshold: 12,
+	}
+	for i := range po.Levels {
+		l := &po.Levels[i]
+		// 4 KB blocks: a cold XRANGE COUNT 10 decompresses one block or
+		// two. 8 KB blocks stored 10% less (19.7 vs 22.0 bytes/entry with
+		// zstd) but made cold reads ~30% slower (95 vs 73 µs); 16 KB
+		// saved only 1% more.
+		l.BlockSize = 4 << 10
+		// No Bloom filters: they serve only point Gets, never the range
+		// scans that read entries, and cost 1.26 bytes/entry (31.58 →
+		// 32.84 with Snappy). Nor a Comparer.Split prefix: a stream's
+		// entries are one contiguous key range, already found through
+		// the table bounds, and changing the comparer would make existing
+		// stores unreadable.
+		l.FilterPolicy = pebble.NoFilterPolicy
+		// Compression by level. The two bottom levels hold ~99% of an
+		// append-mostly store and are rarely rewritten: zstd level 1
+		// (Pebble's Balanced profile) there, 22.8 bytes/entry, 0.90x
+		// Redis's RDB, where Snappy everywhere (Pebble's default) takes
+		// 31.6 (1.24x) and MinLZ 29.6 (1.16x). Zstd level 3 saved 4% more
+		// (22.0) but compacted ~1.7x slower. The levels above are
+		// rewritten soon, so they get the fastest algorithm (MinLZ on
+		// amd64, Snappy on arm64). Load time per entry did not change
+		// (7.2 µs both, p=1.0); full compactions took 2.5x longer. The
+		// price is in reads of old data that miss the block cache:
+		// Pebble's pure-Go zstd allocates a decoder per block (48 KB and
+		// 42 allocs per cold XRANGE COUNT 10 against 12 KB and 19), the
+		// median latency moved within the noise (87 vs 90 µs, p=0.3; 73
+		// vs 40 µs in another session) and p99 tripled (1.1 ms vs 0.3
+		// ms). Cached and recent data read as before.
+		profile := sstable.FastestCompression
+		if i >= len(po.Levels)-2 {
+			profile = sstable.BalancedCompression
+		}
+		l.Compression = func() *sstable.CompressionProfile { return profile }
+	}
+	if opts.tune != nil {
+		opts.tune(po)
+	}
+	return po
 }
 
 // checkFormat refuses a store of an unknown format before anything opens

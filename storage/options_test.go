@@ -1,0 +1,42 @@
+package storage
+
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
+)
+
+// TestPebbleOptions holds the tuned settings (their measurements are in
+// the comments of pebbleOptions) so that a change to them is deliberate.
+func TestPebbleOptions(t *testing.T) {
+	cache := pebble.NewCache(1 << 20)
+	defer cache.Unref()
+	po := pebbleOptions(InMemory(), cache)
+	if po.MemTableSize != 4<<20 || po.MemTableStopWritesThreshold != 2 {
+		t.Errorf("memtables %d x %d, want 4 MB x 2", po.MemTableSize, po.MemTableStopWritesThreshold)
+	}
+	if po.L0CompactionThreshold != 4 || po.L0StopWritesThreshold != 12 {
+		t.Errorf("L0 thresholds %d/%d, want 4/12", po.L0CompactionThreshold, po.L0StopWritesThreshold)
+	}
+	for i, l := range po.Levels {
+		want := sstable.FastestCompression
+		if i >= len(po.Levels)-2 {
+			want = sstable.BalancedCompression
+		}
+		if got := l.Compression(); got != want {
+			t.Errorf("L%d compression %s, want %s", i, got.Name, want.Name)
+		}
+		if l.BlockSize != 4<<10 {
+			t.Errorf("L%d block size %d, want 4096", i, l.BlockSize)
+		}
+		if l.FilterPolicy != pebble.NoFilterPolicy {
+			t.Errorf("L%d has a filter policy", i)
+		}
+	}
+
+	tuned := pebbleOptions(WithTuning(InMemory(), func(o *pebble.Options) { o.MemTableSize = 1 << 20 }), cache)
+	if tuned.MemTableSize != 1<<20 {
+		t.Errorf("tuning hook not applied: memtable %d", tuned.MemTableSize)
+	}
+}

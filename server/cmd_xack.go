@@ -39,19 +39,20 @@ func requireGroup(ctx *cmdContext, key, group []byte) bool {
 // parsed, as in Redis; an invalid ID fails the whole command.
 func cmdXAck(ctx *cmdContext) {
 	key, group := ctx.args[1], ctx.args[2]
-	exists, ok := groupExists(ctx, key, group)
-	if !ok {
-		return
-	}
-	if !exists {
-		ctx.w.Int(0)
-		return
-	}
-	ids := make([]stream.ID, 0, len(ctx.args)-3)
+	var buf [16]stream.ID
+	ids := buf[:0]
 	for _, arg := range ctx.args[3:] {
 		id, ok := parseStrictID(arg)
 		if !ok {
-			ctx.w.Error(errInvalidStreamID)
+			// The key and group decide between 0 and the error; XAck
+			// looks them up itself otherwise (0 when missing).
+			switch exists, ok := groupExists(ctx, key, group); {
+			case !ok:
+			case !exists:
+				ctx.w.Int(0)
+			default:
+				ctx.w.Error(errInvalidStreamID)
+			}
 			return
 		}
 		ids = append(ids, id)

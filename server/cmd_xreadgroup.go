@@ -66,8 +66,14 @@ func cmdXReadGroup(ctx *cmdContext) {
 		ctx.w.Error(errText)
 		return
 	}
-	// Every key and its group before anything is read.
+	// Every key and its group before anything is read. With one key and
+	// a valid ID, XReadGroup's own look-up is that check: it fails before
+	// it writes anything.
+	single := len(a.keys) == 1 && a.ids[0].errText == ""
 	for i, key := range a.keys {
+		if single {
+			break
+		}
 		if err := ctx.tx.CheckGroup(ctx.db, key, a.group); err != nil {
 			if errors.Is(err, stream.ErrNoSuchKey) || errors.Is(err, stream.ErrNoGroup) {
 				ctx.w.Error(errNoGroupRead(key, a.group))
@@ -85,6 +91,10 @@ func cmdXReadGroup(ctx *cmdContext) {
 	var served []xreadResult
 	for i, key := range a.keys {
 		res, err := ctx.tx.XReadGroup(ctx.db, key, rga, a.ids[i].id, a.ids[i].newOnly)
+		if single && (errors.Is(err, stream.ErrNoSuchKey) || errors.Is(err, stream.ErrNoGroup)) {
+			ctx.w.Error(errNoGroupRead(key, a.group))
+			return
+		}
 		if err != nil {
 			ctx.fail(err)
 			return

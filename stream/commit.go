@@ -214,6 +214,7 @@ func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
 			applied = true
 			tx.applyCounts()
 			tx.publish()
+			tx.publishGroups()
 		}
 	}
 	if err != nil {
@@ -276,9 +277,9 @@ func (tx *Tx) RollbackTo(sp Savepoint) error {
 // savepoint is where a write transaction stood before one function of a
 // group ran.
 type savepoint struct {
-	batch                    txMark
-	changes, staged, undo    int
-	nextVersion, highVersion uint64
+	batch                         txMark
+	changes, staged, undo, groups int
+	nextVersion, highVersion      uint64
 }
 
 func (tx *Tx) savepoint() savepoint {
@@ -287,6 +288,7 @@ func (tx *Tx) savepoint() savepoint {
 		changes:     len(tx.changes),
 		staged:      len(tx.staged),
 		undo:        len(tx.undo),
+		groups:      len(tx.groups.log),
 		nextVersion: tx.e.nextVersion,
 		highVersion: tx.e.highVersion,
 	}
@@ -347,6 +349,7 @@ func (tx *Tx) rollback(sp savepoint) error {
 	}
 	clear(tx.undo[sp.undo:])
 	tx.undo = tx.undo[:sp.undo]
+	tx.groups.rollback(sp.groups)
 	clear(tx.staged[sp.staged:])
 	tx.staged = tx.staged[:sp.staged]
 	if reindex {

@@ -41,6 +41,10 @@ type Options struct {
 	// MetaCacheKeys bounds the metadata cache (metacache.go) in keys: 0
 	// means DefaultMetaCacheKeys, a negative value turns the cache off.
 	MetaCacheKeys int
+	// GroupCacheRecords bounds the group cache (groupcache.go) in group
+	// and consumer records: 0 means DefaultGroupCacheRecords, a negative
+	// value turns the cache off.
+	GroupCacheRecords int
 
 	// scanHash replaces storage.ScanHash, so that tests can make keys
 	// collide. It orders the scan index on disk: never set outside tests.
@@ -95,6 +99,9 @@ type Engine struct {
 	// cache holds decoded metadata of recently used streams; nil when
 	// turned off. Its own doc (metacache.go) says how it is guarded.
 	cache *metaCache
+	// gcache holds consumer-group records; nil when turned off. Guarded
+	// as cache is (groupcache.go).
+	gcache *groupCache
 	// txs recycles transactions, and with them their buffers.
 	txs sync.Pool
 
@@ -127,7 +134,8 @@ func Open(db *storage.DB, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, opts: opts, nextVersion: max(high, 1), highVersion: high, cache: newMetaCache(opts.MetaCacheKeys)}
+	e := &Engine{db: db, opts: opts, nextVersion: max(high, 1), highVersion: high, cache: newMetaCache(opts.MetaCacheKeys),
+		gcache: newGroupCache(opts.GroupCacheRecords)}
 	if err := e.loadKeyIndex(); err != nil {
 		return nil, err
 	}
@@ -162,6 +170,8 @@ type Tx struct {
 	// undo logs what staged and deltas held before each change, so that
 	// one function of a group can be rolled back (commit.go).
 	undo []undoRec
+	// groups is what the transaction staged for the group cache.
+	groups groupStage
 
 	// Scratch space, reused from one transaction to the next: Pebble
 	// copies what a batch Set is given, so keys and values are built here.
@@ -206,6 +216,7 @@ func (e *Engine) freeTx(tx *Tx) {
 	tx.flushed, tx.flushedAll = tx.flushed[:0], false
 	clear(tx.undo)
 	tx.undo = tx.undo[:0]
+	tx.groups.reset()
 	tx.refs = [2]streamRef{}
 	tx.nrefs = 0
 	clear(tx.fields[:cap(tx.fields)])

@@ -217,7 +217,7 @@ func (tx *Tx) CheckGroup(db int, key, group []byte) error {
 	if !ok {
 		return ErrNoSuchKey
 	}
-	_, ok, err = tx.r.Get(s.groupKey(group))
+	_, ok, err = tx.openGroup(s, group)
 	if err == nil && !ok {
 		err = ErrNoGroup
 	}
@@ -249,7 +249,7 @@ func (tx *Tx) XGroupCreate(db int, key, group []byte, id ID, dollar, mkstream bo
 			return err
 		}
 		tx.note(Written, db, key)
-	} else if _, exists, err := tx.r.Get(s.groupKey(group)); err != nil {
+	} else if _, exists, err := tx.openGroup(s, group); err != nil {
 		return err
 	} else if exists {
 		return ErrGroupExists
@@ -257,8 +257,9 @@ func (tx *Tx) XGroupCreate(db int, key, group []byte, id ID, dollar, mkstream bo
 	if dollar {
 		id = s.sm.Last
 	}
-	rec := groupRec{LastID: id, EntriesRead: max(entriesRead, EntriesReadUnknown)}
-	if err := tx.b.Set(s.groupKey(group), rec.appendBinary(nil)); err != nil {
+	g := &groupOp{tx: tx, s: s, name: group, gkey: string(s.groupKey(group)),
+		rec: groupRec{LastID: id, EntriesRead: max(entriesRead, EntriesReadUnknown)}, pel: pelEmpty, dirty: true}
+	if err := g.flush(); err != nil {
 		return err
 	}
 	s.sm.Groups++
@@ -342,6 +343,7 @@ func (tx *Tx) XGroupDelConsumer(db int, key, group, consumer []byte) (int64, err
 	if err := tx.b.Delete(g.consumerKey(c.name)); err != nil {
 		return 0, err
 	}
+	tx.stageGone(g.gkey, c.name)
 	delete(g.consumers, string(c.name))
 	g.rec.Pending -= n
 	g.rec.Consumers--
@@ -365,7 +367,7 @@ func (tx *Tx) XGroupDestroy(db int, key, group []byte) (bool, error) {
 		return false, ErrNoSuchKey
 	}
 	gk := s.groupKey(group)
-	if _, exists, err := tx.r.Get(gk); err != nil || !exists {
+	if _, exists, err := tx.openGroup(s, group); err != nil || !exists {
 		return false, err
 	}
 	v := s.meta.Version
@@ -381,6 +383,7 @@ func (tx *Tx) XGroupDestroy(db int, key, group []byte) (bool, error) {
 	if err := tx.b.Delete(gk); err != nil {
 		return false, err
 	}
+	tx.stageGone(string(gk), nil)
 	s.sm.Groups--
 	if err := tx.save(s); err != nil {
 		return false, err

@@ -145,7 +145,18 @@ func (tx *Tx) XAutoClaim(db int, key, group, consumer []byte, a AutoClaimArgs) (
 	}
 	defer it.Close()
 	var c *consumerState
-	ok := it.SeekGE(g.pelKey(a.Start))
+	ok := it.SeekGE(g.pelKey(laterID(a.Start, g.pel.lo)))
+	if ok && !g.pel.lo.Less(a.Start) {
+		// Sought from the PEL's lower bound: the first entry is the
+		// smallest pending ID, a tighter bound past XACK's tombstones.
+		ms, seq, err := storage.DecodeIDSuffix(it.Key())
+		if err != nil {
+			return res, err
+		}
+		if first := (ID{ms, seq}); g.pel.lo != first {
+			g.pel.lo, g.pelLearned = first, true
+		}
+	}
 	for ; ok && attempts > 0 && count > 0; ok = it.Next() {
 		attempts--
 		ms, seq, err := storage.DecodeIDSuffix(it.Key())

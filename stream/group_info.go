@@ -35,9 +35,19 @@ func (tx *Tx) XPendingSummary(db int, key, group []byte) (PendingSummary, error)
 		*dst = ID{ms, seq}
 		return err
 	}
-	err = edge(it.First(), &out.First)
+	// The PEL bounds skip the tombstones XACK leaves at either end, and
+	// are made tight for the next call.
+	err = edge(it.SeekGE(g.pelKey(g.pel.lo)), &out.First)
 	if err == nil {
-		err = edge(it.Last(), &out.Last)
+		if g.pel.hi == MaxID {
+			err = edge(it.Last(), &out.Last)
+		} else {
+			err = edge(it.SeekLT(append(g.pelKey(g.pel.hi), 0)), &out.Last)
+		}
+	}
+	if err == nil && g.pel != (pelBounds{out.First, out.Last}) {
+		g.pel = pelBounds{out.First, out.Last}
+		tx.learnPEL(g)
 	}
 	if cerr := it.Close(); err == nil {
 		err = cerr
@@ -105,9 +115,11 @@ func (tx *Tx) walkPEL(g *groupOp, owner []byte, byOwner bool, start, end ID, fn 
 		return err
 	}
 	defer it.Close()
-	seek := g.pelKey(start)
+	var seek []byte
 	if byOwner {
 		seek = g.ownerKey(owner, start)
+	} else {
+		seek = g.pelKey(laterID(start, g.pel.lo))
 	}
 	for ok := it.SeekGE(seek); ok; ok = it.Next() {
 		ms, seq, err := storage.DecodeIDSuffix(it.Key())
@@ -204,7 +216,7 @@ func (tx *Tx) groupsFull(s *streamRef, count int64) ([]GroupFull, error) {
 	}
 	out := make([]GroupFull, 0, len(names))
 	for i, name := range names {
-		g := &groupOp{tx: tx, s: s, name: name, rec: recs[i], consumers: map[string]*consumerState{}}
+		g := &groupOp{tx: tx, s: s, name: name, rec: recs[i], pel: pelAny, consumers: map[string]*consumerState{}}
 		gf := GroupFull{GroupInfo: groupInfo(&s.sm, name, &recs[i]), PEL: []PendingEntry{}}
 		collect := func(dst *[]PendingEntry, withOwner bool) func(ID, *nack) bool {
 			return func(id ID, n *nack) bool {

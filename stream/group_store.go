@@ -136,12 +136,17 @@ func decodeNackInPlace(b []byte) (nack, error) {
 // flush, so that every count changes in the same batch as the PEL records
 // it counts.
 type groupOp struct {
-	tx        *Tx
-	s         *streamRef
-	name      []byte
-	rec       groupRec
-	dirty     bool
-	consumers map[string]*consumerState
+	tx    *Tx
+	s     *streamRef
+	name  []byte
+	gkey  string // the group record's key: the group cache's too
+	rec   groupRec
+	dirty bool
+	// pel bounds the pending IDs (groupcache.go); pelLearned: a walk of
+	// the PEL tightened them, worth keeping though the record is clean.
+	pel        pelBounds
+	pelLearned bool
+	consumers  map[string]*consumerState
 	// key and val are scratch for the PEL records written or read one at
 	// a time: the batch copies what it is given and Get keeps nothing.
 	key, val []byte
@@ -153,21 +158,30 @@ type consumerState struct {
 	dirty bool
 }
 
-// openGroup loads group of stream s; ok is false if it does not exist.
+// openGroup loads group of stream s, from the group cache or storage; ok
+// is false if it does not exist.
 func (tx *Tx) openGroup(s *streamRef, group []byte) (*groupOp, bool, error) {
-	v, ok, err := tx.r.Get(s.groupKey(group))
+	// Room for a key of the group with a consumer name and an ID, so the
+	// scratch key does not grow piecemeal.
+	key := storage.AppendGroupKey(make([]byte, 0, 96+len(s.key)+len(group)), s.db, s.key, s.meta.Version, group)
+	rec, pel, found, exists := tx.cachedGroup(key)
+	if found && !exists {
+		return nil, false, nil
+	}
+	g := &groupOp{tx: tx, s: s, name: tx.keep(group), gkey: string(key), rec: rec, pel: pel, key: key[:0]}
+	if found {
+		return g, true, nil
+	}
+	v, ok, err := tx.r.Get(key)
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	rec, err := decodeGroupRec(v)
-	if err != nil {
+	if g.rec, err = decodeGroupRec(v); err != nil {
 		return nil, false, err
 	}
-	return &groupOp{tx: tx, s: s, name: append([]byte(nil), group...), rec: rec,
-		consumers: make(map[string]*consumerState),
-		// Room for a key of the group with a consumer name and an ID, so
-		// the scratch key does not grow piecemeal.
-		key: make([]byte, 0, 96+len(s.key)+len(group))}, true, nil
+	g.pel = boundsFor(g.rec.Pending)
+	tx.loadedGroup(g)
+	return g, true, nil
 }
 
 // loadGroup loads the stream at key and its group: ErrNoSuchKey,
@@ -213,17 +227,26 @@ func (g *groupOp) consumer(name []byte, create bool) (*consumerState, error) {
 	if c, ok := g.consumers[string(name)]; ok {
 		return c, nil
 	}
-	g.key = storage.AppendConsumerKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name, name)
-	v, ok, err := g.tx.r.Get(g.key)
-	if err != nil {
-		return nil, err
-	}
-	c := &consumerState{name: append([]byte(nil), name...)}
-	switch {
-	case ok:
-		if c.rec, err = decodeConsumerRec(v); err != nil {
+	c := &consumerState{name: g.tx.keep(name)}
+	rec, found, ok := g.tx.cachedConsumer(g, name)
+	if !found {
+		g.key = storage.AppendConsumerKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name, name)
+		var v []byte
+		var err error
+		if v, ok, err = g.tx.r.Get(g.key); err != nil {
 			return nil, err
 		}
+		if ok {
+			if rec, err = decodeConsumerRec(v); err != nil {
+				return nil, err
+			}
+			c.rec = rec
+			g.tx.loadedConsumer(g, c)
+		}
+	}
+	switch {
+	case ok:
+		c.rec = rec
 	case create:
 		c.rec.SeenTime = g.tx.now
 		c.dirty = true
@@ -232,7 +255,10 @@ func (g *groupOp) consumer(name []byte, create bool) (*consumerState, error) {
 	default:
 		return nil, nil
 	}
-	g.consumers[string(name)] = c
+	if g.consumers == nil {
+		g.consumers = make(map[string]*consumerState, 2)
+	}
+	g.consumers[string(c.name)] = c
 	return c, nil
 }
 
@@ -279,11 +305,11 @@ type pendingEntry struct {
 
 // pendingIn returns the PEL entries with lo <= ID <= hi in ID order, found
 // with one iterator rather than a Get per ID: for ">" the range is almost
-// always empty (only XGROUP SETID moving the group back leaves entries
-// after the last-delivered-id pending), and a Get that misses costs a
-// probe of every level.
+// always empty (only XGROUP SETID moving the group back, or XCLAIM FORCE,
+// leaves entries after the last-delivered-id pending), which the PEL
+// bounds usually tell without a look.
 func (g *groupOp) pendingIn(lo, hi ID) ([]pendingEntry, error) {
-	if g.rec.Pending == 0 {
+	if g.rec.Pending == 0 || g.pel.excludes(lo, hi) {
 		return nil, nil
 	}
 	lower := g.pelKey(lo)
@@ -317,7 +343,15 @@ func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
 	if g.rec.Pending == 0 || len(ids) == 0 {
 		return nil, nil
 	}
-	sorted := slices.Clone(ids)
+	sorted := make([]ID, 0, len(ids))
+	for _, id := range ids {
+		if !g.pel.excludes(id, id) {
+			sorted = append(sorted, id)
+		}
+	}
+	if len(sorted) == 0 {
+		return nil, nil
+	}
 	slices.SortFunc(sorted, ID.Compare)
 	sorted = slices.Compact(sorted)
 	lower, upper := storage.PELBounds(g.s.db, g.s.key, g.s.meta.Version, g.name)
@@ -358,6 +392,7 @@ func (g *groupOp) addNack(id ID, c *consumerState, n *nack) error {
 		return err
 	}
 	g.rec.Pending++
+	g.pel.add(id)
 	g.dirty = true
 	c.rec.Pending++
 	c.dirty = true
@@ -373,6 +408,7 @@ func (g *groupOp) removeNack(id ID, n *nack) error {
 		return err
 	}
 	g.rec.Pending--
+	g.pel.remove(id, g.rec.Pending)
 	g.dirty = true
 	owner, err := g.consumer(n.Owner, false)
 	if err != nil {
@@ -397,18 +433,22 @@ func (g *groupOp) moveNack(id ID, n *nack, c *consumerState) error {
 	return g.addNack(id, c, n)
 }
 
-// flush writes the group record and the consumer records that changed.
+// flush writes the group record and the consumer records that changed,
+// and stages them for the group cache. Both are rewritten by nearly every
+// group command, so they reach the batch once per group commit, with
+// their last value (txbatch.go).
 func (g *groupOp) flush() error {
 	if g.tx.b == nil {
 		return ErrReadOnlyTx
 	}
 	if g.dirty {
-		g.key = storage.AppendGroupKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name)
+		g.key = append(g.key[:0], g.gkey...)
 		g.val = g.rec.appendBinary(g.val[:0])
-		if err := g.tx.b.Set(g.key, g.val); err != nil {
-			return err
-		}
-		g.dirty = false
+		g.tx.b.SetDeferred(g.key, g.val)
+	}
+	if g.dirty || g.pelLearned {
+		g.tx.stageGroup(g)
+		g.dirty, g.pelLearned = false, false
 	}
 	for _, c := range g.consumers {
 		if !c.dirty {
@@ -416,9 +456,8 @@ func (g *groupOp) flush() error {
 		}
 		g.key = storage.AppendConsumerKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name, c.name)
 		g.val = c.rec.appendBinary(g.val[:0])
-		if err := g.tx.b.Set(g.key, g.val); err != nil {
-			return err
-		}
+		g.tx.b.SetDeferred(g.key, g.val)
+		g.tx.stageConsumer(g, c)
 		c.dirty = false
 	}
 	return nil

@@ -19,6 +19,12 @@
 // is the median over rounds of that round's rate or percentile. Results
 // are printed as a table and written as JSON for bench.sh to merge.
 //
+// For work on one server: -pelcost=false runs the throughput load alone
+// (say, while a CPU profile of the server is taken), and -nofill reuses
+// the stream an earlier run filled, under group names of the run's own.
+// Any two servers may stand in for "redis" and "eddy": two Eddy builds
+// side by side give the ratio of one build to the other.
+//
 // The load loops allocate nothing per call (see resp.go), so the client's
 // share of the two cores stays small and equal for both servers.
 package main

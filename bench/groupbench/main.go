@@ -23,6 +23,14 @@ type options struct {
 	pels        []int
 	calls       int
 	jsonPath    string
+	// pelCost off skips the PEL cost load: the throughput load alone,
+	// e.g. to profile a server under it.
+	pelCost bool
+	// noFill reuses the stream a previous run filled (repeated runs
+	// against the same servers, e.g. while profiling); tag then makes
+	// this run's group names differ from the earlier runs'.
+	noFill bool
+	tag    string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -39,6 +47,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&pels, "pel", "10000,1000000", "PEL sizes to probe, comma separated")
 	fs.IntVar(&o.calls, "calls", 200, "XPENDING / XAUTOCLAIM calls per round and PEL size")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
+	fs.BoolVar(&o.pelCost, "pelcost", true, "run the PEL cost load after the throughput load")
+	fs.BoolVar(&o.noFill, "nofill", false, "reuse the stream a previous run filled (its groups get names of their own)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -59,6 +69,9 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-rounds, -clients, -count and -calls must be positive")
 	}
 	o.entries = max(o.entries, o.pels[len(o.pels)-1])
+	if o.noFill {
+		o.tag = "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
 	return o, nil
 }
 
@@ -102,6 +115,9 @@ func run(o options) error {
 	// Setup: the same stream on both.
 	res.Setup.FillS = map[string]float64{}
 	for _, s := range servers {
+		if o.noFill {
+			break
+		}
 		took, err := fill(s.addr, streamKey, o.entries, fillConns, fillBatch)
 		if err != nil {
 			return fmt.Errorf("%s: fill: %w", s.name, err)
@@ -119,7 +135,7 @@ func run(o options) error {
 			if err := settle(s.addr); err != nil {
 				return err
 			}
-			t, err := throughput(s.addr, streamKey, "tp"+strconv.Itoa(r), o.clients, o.count, o.duration)
+			t, err := throughput(s.addr, streamKey, "tp"+strconv.Itoa(r)+o.tag, o.clients, o.count, o.duration)
 			if err != nil {
 				return fmt.Errorf("%s: throughput: %w", s.name, err)
 			}
@@ -145,7 +161,25 @@ func run(o options) error {
 		})
 	}
 
-	// PEL cost: one group per size, then the probes.
+	if o.pelCost {
+		if err := pelCost(o, servers, &res); err != nil {
+			return err
+		}
+	}
+
+	res.print(os.Stdout)
+	if o.jsonPath == "" {
+		return nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(o.jsonPath, b, 0o644)
+}
+
+// pelCost runs the PEL cost load: one group per size, then the probes.
+func pelCost(o options, servers []server, res *result) error {
 	res.Setup.PELBuildS = map[string]map[string]float64{}
 	probes := map[string]map[int]*pelProbe{}
 	defer func() {
@@ -159,7 +193,7 @@ func run(o options) error {
 		res.Setup.PELBuildS[s.name] = map[string]float64{}
 		probes[s.name] = map[int]*pelProbe{}
 		for _, n := range o.pels {
-			group := "pel" + strconv.Itoa(n)
+			group := "pel" + strconv.Itoa(n) + o.tag
 			took, err := buildPEL(s.addr, streamKey, group, n, pelBatch)
 			if err != nil {
 				return fmt.Errorf("%s: PEL of %d: %w", s.name, n, err)
@@ -205,16 +239,7 @@ func run(o options) error {
 			res.PEL = append(res.PEL, row)
 		}
 	}
-
-	res.print(os.Stdout)
-	if o.jsonPath == "" {
-		return nil
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(o.jsonPath, b, 0o644)
+	return nil
 }
 
 // calls are the probes of the PEL cost load, in the order they run.

@@ -34,6 +34,7 @@ type client struct {
 	blockedNow atomic.Bool
 
 	multi   *multiState    // owner: non-nil between MULTI and EXEC/DISCARD
+	repl    *replConn      // owner: what REPLCONF and PSYNC said (cmd_replication.go)
 	watched []watchedEntry // owner
 	dirty   atomic.Bool    // a watched key changed (set by commits)
 

@@ -117,8 +117,9 @@ func writeKeySpec(w *replyWriter, ks keySpec) {
 }
 
 func writeCommandDocs(w *replyWriter, spec *commandSpec) {
-	n := 4
-	for _, present := range []bool{len(spec.docFlags) > 0, spec.deprecatedSince != "", spec.replacedBy != "",
+	// Redis leaves out complexity when a command has none (PSYNC).
+	n := 3
+	for _, present := range []bool{spec.complexity != "", len(spec.docFlags) > 0, spec.deprecatedSince != "", spec.replacedBy != "",
 		len(spec.history) > 0, len(spec.args) > 0, len(spec.subcommands) > 0} {
 		if present {
 			n++
@@ -131,8 +132,10 @@ func writeCommandDocs(w *replyWriter, spec *commandSpec) {
 	w.BulkString(spec.since)
 	w.BulkString("group")
 	w.BulkString(spec.group)
-	w.BulkString("complexity")
-	w.BulkString(spec.complexity)
+	if spec.complexity != "" {
+		w.BulkString("complexity")
+		w.BulkString(spec.complexity)
+	}
 	if len(spec.docFlags) > 0 {
 		w.BulkString("doc_flags")
 		writeFlagSet(w, spec.docFlags)

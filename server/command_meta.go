@@ -1171,6 +1171,16 @@ var redisCommandMeta = map[string]commandMeta{
 			{name: "value", typ: "string"},
 		},
 	},
+	"psync": {
+		acl:     []string{"admin", "slow", "dangerous"},
+		summary: "Internal command used for replication",
+		since:   "2.8.0",
+		group:   "server",
+		args: []cmdArg{
+			{name: "replicationid", typ: "string"},
+			{name: "offset", typ: "integer"},
+		},
+	},
 	"pttl": {
 		acl:  []string{"keyspace", "read", "fast"},
 		tips: []string{"nondeterministic_output"},
@@ -1228,11 +1238,45 @@ var redisCommandMeta = map[string]commandMeta{
 			{name: "newkey", typ: "key", keySpec: 1},
 		},
 	},
+	"replconf": {
+		acl:        []string{"admin", "slow", "dangerous"},
+		summary:    "An internal command for configuring the replication stream",
+		since:      "3.0.0",
+		group:      "server",
+		complexity: "O(1)",
+		docFlags:   []string{"syscmd"},
+	},
+	"replicaof": {
+		acl:        []string{"admin", "slow", "dangerous"},
+		summary:    "Make the server a replica of another instance, or promote it as master.",
+		since:      "5.0.0",
+		group:      "server",
+		complexity: "O(1)",
+		args: []cmdArg{
+			{name: "args", typ: "oneof", args: []cmdArg{
+				{name: "host-port", typ: "block", args: []cmdArg{
+					{name: "host", typ: "string"},
+					{name: "port", typ: "integer"},
+				}},
+				{name: "no-one", typ: "block", args: []cmdArg{
+					{name: "no", typ: "pure-token", token: "NO"},
+					{name: "one", typ: "pure-token", token: "ONE"},
+				}},
+			}},
+		},
+	},
 	"reset": {
 		acl:        []string{"fast", "connection"},
 		summary:    "Reset the connection",
 		since:      "6.2.0",
 		group:      "connection",
+		complexity: "O(1)",
+	},
+	"role": {
+		acl:        []string{"admin", "fast", "dangerous"},
+		summary:    "Return the role of the instance in the context of replication",
+		since:      "2.8.12",
+		group:      "server",
 		complexity: "O(1)",
 	},
 	"save": {
@@ -1349,6 +1393,28 @@ var redisCommandMeta = map[string]commandMeta{
 			{name: "abort", typ: "pure-token", token: "ABORT", since: "7.0.0", flags: []string{"optional"}},
 		},
 	},
+	"slaveof": {
+		acl:             []string{"admin", "slow", "dangerous"},
+		summary:         "Make the server a replica of another instance, or promote it as master.",
+		since:           "1.0.0",
+		group:           "server",
+		complexity:      "O(1)",
+		docFlags:        []string{"deprecated"},
+		deprecatedSince: "5.0.0",
+		replacedBy:      "`REPLICAOF`",
+		args: []cmdArg{
+			{name: "args", typ: "oneof", args: []cmdArg{
+				{name: "host-port", typ: "block", args: []cmdArg{
+					{name: "host", typ: "string"},
+					{name: "port", typ: "integer"},
+				}},
+				{name: "no-one", typ: "block", args: []cmdArg{
+					{name: "no", typ: "pure-token", token: "NO"},
+					{name: "one", typ: "pure-token", token: "ONE"},
+				}},
+			}},
+		},
+	},
 	"strlen": {
 		acl: []string{"read", "string", "fast"},
 		keySpecs: []keySpec{
@@ -1420,6 +1486,18 @@ var redisCommandMeta = map[string]commandMeta{
 		since:      "2.2.0",
 		group:      "transactions",
 		complexity: "O(1)",
+	},
+	"wait": {
+		acl:        []string{"slow", "connection"},
+		tips:       []string{"request_policy:all_shards", "response_policy:agg_min"},
+		summary:    "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
+		since:      "3.0.0",
+		group:      "generic",
+		complexity: "O(1)",
+		args: []cmdArg{
+			{name: "numreplicas", typ: "integer"},
+			{name: "timeout", typ: "integer"},
+		},
 	},
 	"watch": {
 		acl: []string{"fast", "transaction"},

@@ -41,6 +41,11 @@ type Config struct {
 	NatsCreds  string // credentials file for NatsURL
 	NatsDomain string // JetStream domain to serve under; "" = "eddy" with NatsURL, none without
 
+	// Replication (package replication): the primary to follow, empty on
+	// a primary, and the bytes of log kept for partial resyncs.
+	ReplicaOf       string // "host port"
+	ReplBacklogSize int64
+
 	// LogLevelVar, when set, follows LogLevel: a successful CONFIG SET of
 	// loglevel stores the new level in it, so a slog handler built on it
 	// changes verbosity at runtime. It is wiring, not a directive; copies of
@@ -133,6 +138,12 @@ var configTable = []configDirectiveSpec{
 	{name: "nats-domain", def: "", immutable: true,
 		usage: `JetStream domain the bridge serves ($JS.<domain>.API); "" means eddy with nats-url, none without (eddy only)`,
 		value: configText(func(c *Config) *string { return &c.NatsDomain })},
+	{name: "replicaof", def: "", immutable: true,
+		usage: `"host port" of the primary to follow at start (REPLICAOF changes it at run time); empty: serve as a primary`,
+		value: configReplicaOf()},
+	{name: "repl-backlog-size", def: "1mb",
+		usage: "bytes of replication log kept so that a replica that reconnects resyncs partially",
+		value: configMemory(1, math.MaxInt64, func(c *Config) *int64 { return &c.ReplBacklogSize })},
 	// Fixed facts about Eddy under Redis's names, because tools ask for
 	// them (redis-benchmark reads save and appendonly, BullMQ checks
 	// maxmemory-policy) and a redis.conf may set them to these values.
@@ -520,6 +531,29 @@ func configDir() configValue {
 			}
 			return c.Dir
 		},
+	}
+}
+
+// configReplicaOf is "host port", or empty; the file form takes them as
+// two arguments.
+func configReplicaOf() configValue {
+	return configValue{
+		multi: true,
+		set: func(c *Config, args []string) error {
+			if len(args) == 0 || len(args) == 1 && args[0] == "" {
+				c.ReplicaOf = ""
+				return nil
+			}
+			if len(args) != 2 {
+				return errors.New(`expected "host port"`)
+			}
+			if p, err := strconv.Atoi(args[1]); err != nil || p < 0 || p > 65535 {
+				return errors.New("invalid master port")
+			}
+			c.ReplicaOf = args[0] + " " + args[1]
+			return nil
+		},
+		get: func(c *Config) string { return c.ReplicaOf },
 	}
 }
 

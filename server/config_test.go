@@ -27,6 +27,7 @@ func TestDefaultConfig(t *testing.T) {
 		LogLevel:             "notice",
 		ProtoMaxBulkLen:      512 << 20,
 		NatsPort:             4222,
+		ReplBacklogSize:      1 << 20,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
@@ -490,5 +491,25 @@ func TestConfigGetForTools(t *testing.T) {
 	const wantErr = `ERR CONFIG SET failed (possibly related to argument 'save') - Eddy takes no snapshots, every write is persisted: save is always ""`
 	if err := cfg.SetRuntimeMany("save", "3600 1"); err == nil || err.Error() != wantErr {
 		t.Errorf("CONFIG SET save 3600 1: %v, want %s", err, wantErr)
+	}
+}
+
+func TestReplicaOfDirective(t *testing.T) {
+	for _, tc := range []struct {
+		in      []string
+		want    string
+		wantErr bool
+	}{
+		{in: []string{"127.0.0.1 6379"}, want: "127.0.0.1 6379"},
+		{in: []string{"127.0.0.1", "7001"}, want: "127.0.0.1 7001"},
+		{in: []string{"127.0.0.1"}, wantErr: true},
+		{in: []string{"127.0.0.1", "port"}, wantErr: true},
+		{in: []string{"127.0.0.1", "70000"}, wantErr: true},
+	} {
+		c := DefaultConfig()
+		err := c.Set("replicaof", tc.in...)
+		if (err != nil) != tc.wantErr || c.ReplicaOf != tc.want {
+			t.Errorf("replicaof %q: got %q, %v; want %q (error %v)", tc.in, c.ReplicaOf, err, tc.want, tc.wantErr)
+		}
 	}
 }

@@ -23,6 +23,7 @@ func commandTable() []*commandSpec {
 	t = append(t, adminCommands()...)
 	t = append(t, transactionCommands()...)
 	t = append(t, streamCommands()...)
+	t = append(t, replicationCommands()...)
 	return t
 }
 
@@ -162,6 +163,10 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 	}
 	if !c.isAuthed() && spec.flags&flagNoAuth == 0 {
 		s.reject(c, spec, errNoAuth)
+		return
+	}
+	if spec.flags&flagWrite != 0 && s.engine.Follower() {
+		s.reject(c, spec, errReadOnlyReplica)
 		return
 	}
 	if c.multi != nil && spec.flags&flagNoQueue == 0 {

@@ -40,6 +40,11 @@ const (
 	errClusterDisabled = "ERR This instance has cluster support disabled"
 	errReadOnlyReplica = "READONLY You can't write against a read only replica."
 
+	// Replication (REPLICAOF, WAIT, PSYNC).
+	errInvalidMasterPort = "ERR Invalid master port"
+	errWaitOnReplica     = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."
+	errPSyncNeedsEddy    = "ERR PSYNC: this primary serves Eddy replicas only (REPLCONF eddy-proto 1 first)"
+
 	// Stream commands (XADD, XTRIM, XRANGE, XREAD, XSETID).
 	errTrimBoth             = "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
 	errLimitNegative        = "ERR The LIMIT argument must be >= 0."

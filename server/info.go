@@ -162,9 +162,10 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 				line(k, "0.00")
 			}
 			line("rejected_connections", st.rejectedConns.Load())
-			line("sync_full", 0)
-			line("sync_partial_ok", 0)
-			line("sync_partial_err", 0)
+			full, partOK, partErr := s.syncStats()
+			line("sync_full", full)
+			line("sync_partial_ok", partOK)
+			line("sync_partial_err", partErr)
 			line("expired_keys", st.expiredKeys.Load())
 			line("expired_stale_perc", "0.00")
 			line("expired_time_cap_reached_count", 0)
@@ -189,17 +190,7 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			}
 		case "replication":
 			section("Replication")
-			line("role", "master")
-			line("connected_slaves", 0)
-			line("master_failover_state", "no-failover")
-			line("master_replid", s.replID)
-			line("master_replid2", strings.Repeat("0", 40))
-			line("master_repl_offset", 0)
-			line("second_repl_offset", -1)
-			line("repl_backlog_active", 0)
-			line("repl_backlog_size", 1048576)
-			line("repl_backlog_first_byte_offset", 0)
-			line("repl_backlog_histlen", 0)
+			s.infoReplication(line)
 		case "cpu":
 			section("CPU")
 			var ru syscall.Rusage

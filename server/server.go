@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/eddy-streams/eddy/replication"
 	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
@@ -77,6 +78,8 @@ type Server struct {
 	done         chan struct{} // closed when shutdown begins
 
 	beforeClose []func() // run by stop before the store closes; set before Serve
+
+	repl replHub // replication (cmd_replication.go)
 }
 
 // New opens the store in cfg.Dir and binds cfg.Bind x cfg.Port. Serve
@@ -98,6 +101,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		replID:      randomHex(20),
 		shutdownReq: make(chan struct{}),
 		done:        make(chan struct{}),
+		repl:        replHub{log: replication.NewLog(int(cfg.ReplBacklogSize))},
 	}
 	s.applyLive(cfg)
 	s.watch.init()
@@ -118,6 +122,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 			return stream.NodeLimits{MaxBytes: s.nodeMaxBytes.Load(), MaxEntries: s.nodeMaxEntries.Load()}
 		},
 		OnCommit: s.onCommit,
+		OnApply:  s.repl.log.AppendBatch,
 		Logger:   logger,
 	})
 	if err != nil {
@@ -125,6 +130,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.db, s.engine = db, eng
+	s.repl.primary = replication.NewPrimary(s.repl.log, eng, logger)
 
 	binds := cfg.Bind
 	if len(binds) == 0 {
@@ -164,6 +170,9 @@ func (s *Server) applyLive(cfg Config) {
 	pass := cfg.RequirePass
 	s.requirePass.Store(&pass)
 	s.maxClients.Store(int64(cfg.MaxClients))
+	if s.repl.log != nil {
+		s.repl.log.SetBacklog(int(cfg.ReplBacklogSize))
+	}
 }
 
 func (s *Server) maxBulkLen() int64 { return s.protoMaxBulk.Load() }
@@ -200,6 +209,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		defer close(expDone)
 		s.expireLoop(expCtx)
 	}()
+	if v := s.cfg.Snapshot().ReplicaOf; v != "" {
+		// The directive was checked when it was parsed.
+		if host, port, err := splitHostPort(v); err == nil {
+			s.follow(host, port)
+		}
+	}
 	s.logger.Info("ready to accept connections", "addr", s.Addr().String())
 
 	var serveErr error
@@ -237,6 +252,7 @@ func (s *Server) stop() error {
 	}
 	s.mu.Unlock()
 	s.detached.Wait()
+	s.stopReplication()
 	for _, fn := range s.beforeClose {
 		fn()
 	}
@@ -316,6 +332,10 @@ func (s *Server) serveRESP(conn redcon.Conn, cmd redcon.Command) {
 		conn.Close()
 		return
 	}
+	if c.repl != nil && c.repl.psync != nil {
+		s.serveReplicaLink(c, conn)
+		return
+	}
 	if c.detached != nil {
 		// The command blocked: this goroutine now serves the client
 		// outside redcon's loop until it goes away.
@@ -355,7 +375,9 @@ func (s *Server) expireLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		s.gate.RLock()
-		if !s.stopped {
+		// A replica deletes nothing of its own: the primary's DELs come
+		// through the link.
+		if !s.stopped && !s.engine.Follower() {
 			s.commitMu.RLock()
 			n, err := s.engine.ExpireCycle(expireBatch)
 			s.commitMu.RUnlock()

@@ -17,6 +17,7 @@ import (
 //	store record   | 0x01 | name ...                                        |  value: record-specific
 //	  key counts   | 0x01 | "keys" | db:u16                                 |  value: keys:u64 | expires:u64
 //	  key index    | 0x01 | "scan-index"                                    |  value: "1": counts and scan index cover every key
+//	  repl state   | 0x01 | "repl-state"                                    |  value: a replica's primary history and offset (repl.go)
 //	metadata       | 0x10 | db:u16 | klen:u32 | key |                        |  value: Meta (meta.go)
 //	data           | 0x11 | db:u16 | klen:u32 | key | version:u64 | kind:u8 | ... (below)
 //	  entry        |                      ... kind=0x01 | ms:u64 | seq:u64  |  value: entry fields (values.go)
@@ -31,7 +32,7 @@ import (
 //	garbage        | 0x20 | version:u64 |                                   |  value: db:u16 | klen:u32 | key
 //	expiry index   | 0x21 | at:u64 (unix ms) | db:u16 | klen:u32 | key      |  value: empty
 //	scan index     | 0x22 | db:u16 | h:u64 | klen:u32 | key                 |  value: empty; h = ScanHash(key)
-//	repl log       | 0x30 | offset:u64 |                                    |  reserved: replication log
+//	repl log       | 0x30 | offset:u64 |                                    |  reserved (the log is in memory: replication/)
 //
 // A consumer group's records all sit under the stream's version, so DEL,
 // overwrite and RENAME carry or drop them with the entries; one group's
@@ -99,6 +100,7 @@ var (
 	recordVersionHigh = []byte("version-high")
 	recordKeyCounts   = []byte("keys")
 	recordKeyIndex    = []byte("scan-index")
+	recordReplState   = []byte("repl-state") // see repl.go
 )
 
 func appendName(dst, name []byte) []byte {

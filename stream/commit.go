@@ -212,6 +212,9 @@ func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
 	if err == nil && !b.Empty() {
 		if err = b.Apply(); err == nil {
 			applied = true
+			if e.opts.OnApply != nil {
+				e.opts.OnApply(b.Repr(), tx.changes)
+			}
 			tx.applyCounts()
 			tx.publish()
 			tx.publishGroups()

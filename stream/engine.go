@@ -34,6 +34,11 @@ type Options struct {
 	// write, and must not keep the slice after it returns (the keys in it
 	// it may keep).
 	OnCommit func(changes []Change)
+	// OnApply, when set, is given every group's batch representation and
+	// changes right after the batch is applied, in commit order, with
+	// Engine.mu held (replica.go): it must copy what it keeps and not
+	// call into the Engine.
+	OnApply func(repr []byte, changes []Change)
 	// Now returns the current time in unix milliseconds; nil means the
 	// wall clock.
 	Now    func() int64
@@ -114,6 +119,8 @@ type Engine struct {
 	// groups and grouped count the groups committed and the Updates
 	// they held.
 	groups, grouped atomic.Uint64
+	// follower is set while the engine follows a primary (replica.go).
+	follower atomic.Bool
 }
 
 // Open returns an Engine over db.
@@ -239,7 +246,7 @@ func (e *Engine) View(fn func(tx *Tx) error) error {
 	tx := e.newTx(e.db, nil)
 	err := fn(tx)
 	e.mu.RUnlock()
-	if len(tx.expired) > 0 {
+	if len(tx.expired) > 0 && !e.follower.Load() {
 		// Redis deletes an expired key when a read meets it; a View cannot
 		// write, so the deletion follows right after, before the reply.
 		if derr := e.Update(func(u *Tx) error {

@@ -1,0 +1,359 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eddy-streams/eddy/replication"
+	"github.com/tidwall/redcon"
+)
+
+// Replication commands: REPLICAOF/SLAVEOF, ROLE, WAIT, and the two a
+// replica sends on its link, REPLCONF and PSYNC (package replication
+// draws the handshake). PSYNC takes the connection out of redcon and
+// hands it to the replication package, which speaks frames on it.
+
+func replicationCommands() []*commandSpec {
+	return []*commandSpec{
+		{name: "replicaof", arity: 3, flags: flagAdmin | flagNoScript | flagStale | flagNoAsyncLoading | flagNoKeyspace, handler: cmdReplicaOf},
+		{name: "slaveof", arity: 3, flags: flagAdmin | flagNoScript | flagStale | flagNoAsyncLoading | flagNoKeyspace, handler: cmdReplicaOf},
+		{name: "role", arity: 1, flags: flagNoScript | flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdRole},
+		{name: "wait", arity: 3, flags: flagNoScript | flagNoKeyspace, handler: cmdWait},
+		{name: "replconf", arity: -1, flags: flagAdmin | flagNoScript | flagLoading | flagStale | flagAllowBusy | flagNoKeyspace, handler: cmdReplConf},
+		{name: "psync", arity: -3, flags: flagAdmin | flagNoScript | flagNoAsyncLoading | flagNoMulti | flagNoKeyspace, handler: cmdPSync},
+	}
+}
+
+// replHub is the server's replication state: the log (fed by the
+// engine's OnApply), the primary side serving replicas, and the replica
+// side while this server follows a primary.
+type replHub struct {
+	log     *replication.Log
+	primary *replication.Primary
+
+	mu      sync.Mutex
+	replica *replication.Replica // guarded by mu: nil on a primary
+	host    string               // guarded by mu
+	port    int                  // guarded by mu
+}
+
+// isClosing reports whether shutdown has begun.
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// replConn is what REPLCONF told about a connection that will send
+// PSYNC.
+type replConn struct {
+	port  int
+	proto bool // REPLCONF eddy-proto agreed
+	psync *replication.PSync
+}
+
+// follow makes the server a replica of host:port (from the replicaof
+// directive or REPLICAOF).
+func (s *Server) follow(host string, port int) {
+	h := &s.repl
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.replica != nil {
+		h.replica.Stop()
+	}
+	s.engine.SetFollower(true)
+	h.host, h.port = host, port
+	h.replica = replication.StartReplica(replication.ReplicaConfig{
+		Host: host, Port: port, ListeningPort: s.port,
+		Engine: s.engine, DB: s.db, Log: h.log, Logger: s.logger,
+	})
+	s.logger.Info("following a primary", "primary", net.JoinHostPort(host, strconv.Itoa(port)))
+}
+
+// promote stops following (REPLICAOF NO ONE): the server starts a new
+// history and drops its replication state, since its data will now leave
+// the primary's history.
+func (s *Server) promote() error {
+	h := &s.repl
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.replica == nil {
+		return nil
+	}
+	h.replica.Stop()
+	h.replica = nil
+	_, end := h.log.ID()
+	h.log.Reset(replication.NewID(), end)
+	err := s.db.SetReplState(nil)
+	s.engine.SetFollower(false)
+	s.logger.Info("promoted to primary")
+	return err
+}
+
+// stopReplication ends the replica side before the store closes.
+func (s *Server) stopReplication() {
+	h := &s.repl
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.replica != nil {
+		h.replica.Stop()
+		h.replica = nil
+	}
+}
+
+// replicaStatus returns the replica side's status, ok false on a
+// primary.
+func (s *Server) replicaStatus() (replication.ReplicaStatus, bool) {
+	h := &s.repl
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.replica == nil {
+		return replication.ReplicaStatus{}, false
+	}
+	return h.replica.Status(), true
+}
+
+// splitHostPort parses the replicaof directive's "host port".
+func splitHostPort(v string) (string, int, error) {
+	f := strings.Fields(v)
+	if len(f) != 2 {
+		return "", 0, fmt.Errorf("replicaof %q: want \"host port\"", v)
+	}
+	p, err := strconv.Atoi(f[1])
+	if err != nil || p < 0 || p > 65535 {
+		return "", 0, errors.New(errInvalidMasterPort)
+	}
+	return f[0], p, nil
+}
+
+func cmdReplicaOf(ctx *cmdContext) {
+	s := ctx.c.s
+	host, portArg := string(ctx.args[1]), ctx.args[2]
+	if argIs(ctx.args[1], "no") && argIs(portArg, "one") {
+		if err := s.promote(); err != nil {
+			ctx.w.Error("ERR " + err.Error())
+			return
+		}
+		ctx.w.Simple("OK")
+		return
+	}
+	port, ok := parseRedisInt(portArg)
+	if !ok || port < 0 || port > 65535 {
+		ctx.w.Error(errInvalidMasterPort)
+		return
+	}
+	if st, ok := s.replicaStatus(); ok && st.Host == host && st.Port == int(port) {
+		ctx.w.Simple("OK Already connected to specified master")
+		return
+	}
+	s.follow(host, int(port))
+	ctx.w.Simple("OK")
+}
+
+func cmdRole(ctx *cmdContext) {
+	s := ctx.c.s
+	w := ctx.w
+	if st, ok := s.replicaStatus(); ok {
+		w.Array(5)
+		w.BulkString("slave")
+		w.BulkString(st.Host)
+		w.Int(int64(st.Port))
+		w.BulkString(st.State)
+		w.Int(st.Offset)
+		return
+	}
+	_, end := s.repl.log.ID()
+	reps := s.repl.primary.Replicas()
+	w.Array(3)
+	w.BulkString("master")
+	w.Int(int64(end))
+	w.Array(len(reps))
+	for _, r := range reps {
+		w.Array(3)
+		w.BulkString(r.IP)
+		w.BulkString(strconv.Itoa(r.Port))
+		w.BulkString(strconv.FormatUint(r.Offset, 10))
+	}
+}
+
+func cmdWait(ctx *cmdContext) {
+	s := ctx.c.s
+	n, ok1 := parseRedisInt(ctx.args[1])
+	ms, ok2 := parseRedisInt(ctx.args[2])
+	if !ok1 || !ok2 {
+		ctx.w.Error(errValueNotInteger)
+		return
+	}
+	if ms < 0 {
+		ctx.w.Error(errTimeoutNegative)
+		return
+	}
+	if _, ok := s.replicaStatus(); ok {
+		ctx.w.Error(errWaitOnReplica)
+		return
+	}
+	var deadline time.Time
+	if ms > 0 {
+		deadline = time.Now().Add(time.Duration(ms) * time.Millisecond)
+	}
+	// Waited in slices, so that a shutdown (which waits for running
+	// commands) is never held up by a WAIT with no timeout.
+	var got int
+	for {
+		slice := 100 * time.Millisecond
+		if !deadline.IsZero() {
+			slice = min(slice, time.Until(deadline))
+		}
+		if ctx.inMulti {
+			slice = 0 // inside EXEC, Redis answers at once
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), max(slice, 0))
+		got = s.repl.primary.Wait(wctx, int(n))
+		cancel()
+		if got >= int(n) || ctx.inMulti || s.isClosing() || !deadline.IsZero() && !time.Now().Before(deadline) {
+			break
+		}
+	}
+	ctx.w.Int(int64(got))
+}
+
+func cmdReplConf(ctx *cmdContext) {
+	args := ctx.args[1:]
+	if len(args)%2 != 0 && !(len(args) >= 2 && argIs(args[0], "eddy-proto")) {
+		ctx.w.Error(errSyntax)
+		return
+	}
+	c := ctx.c
+	if c.repl == nil {
+		c.repl = &replConn{}
+	}
+	for len(args) > 0 {
+		opt := args[0]
+		switch {
+		case argIs(opt, "listening-port"):
+			p, ok := parseRedisInt(args[1])
+			if !ok {
+				ctx.w.Error(errValueNotInteger)
+				return
+			}
+			c.repl.port = int(p)
+		case argIs(opt, "eddy-proto"):
+			if string(args[1]) != strconv.Itoa(replication.ProtoVersion) {
+				ctx.w.Error(fmt.Sprintf("ERR unsupported eddy replication protocol %s (this server speaks %d)", args[1], replication.ProtoVersion))
+				return
+			}
+			// The features that follow are this version's; a feature
+			// unknown here is one this side does not use.
+			c.repl.proto = true
+			ctx.w.Simple("OK")
+			return
+		case argIs(opt, "capa"), argIs(opt, "ip-address"):
+		default:
+			ctx.w.Error("ERR Unrecognized REPLCONF option: " + string(opt))
+			return
+		}
+		args = args[2:]
+	}
+	ctx.w.Simple("OK")
+}
+
+func cmdPSync(ctx *cmdContext) {
+	c := ctx.c
+	if c.repl == nil || !c.repl.proto {
+		ctx.w.Error(errPSyncNeedsEddy)
+		return
+	}
+	off, ok := parseRedisInt(ctx.args[2])
+	if !ok {
+		ctx.w.Error(errValueNotInteger)
+		return
+	}
+	ip, _, _ := net.SplitHostPort(c.addr)
+	c.repl.psync = &replication.PSync{ID: string(ctx.args[1]), Offset: off, IP: ip, Port: c.repl.port}
+}
+
+// serveReplicaLink takes a connection that sent PSYNC out of redcon and
+// serves it as a replication link until it ends or the server stops.
+func (s *Server) serveReplicaLink(c *client, conn redcon.Conn) {
+	req := *c.repl.psync
+	c.repl.psync = nil
+	dc := conn.Detach()
+	s.detached.Add(1)
+	defer s.detached.Done()
+	defer s.dropClient(c)
+	// Frames are not RESP: read the socket itself, not the guard that
+	// frames RESP for redcon. The replica sends nothing after PSYNC
+	// until it has the answer, so the guard holds no bytes of it.
+	nc := dc.NetConn()
+	if c.guard != nil {
+		c.guard.detached.Store(true)
+		nc = c.guard.Conn
+	}
+	if err := s.repl.primary.Serve(nc, req, s.done); err != nil {
+		s.logger.Info("replica link ended", "replica", c.addr, "err", err)
+	}
+}
+
+// syncStats are INFO's sync_full, sync_partial_ok, sync_partial_err.
+func (s *Server) syncStats() (full, partOK, partErr int64) {
+	if s.repl.primary == nil {
+		return 0, 0, 0
+	}
+	return s.repl.primary.SyncStats()
+}
+
+// infoReplication writes INFO's replication section, Redis 7.0's fields
+// in its order.
+func (s *Server) infoReplication(line func(k string, v any)) {
+	if s.repl.primary == nil {
+		// A Server not made by New (unit tests): no replication state.
+		line("role", "master")
+		line("connected_slaves", 0)
+		return
+	}
+	st := s.repl.log.Stats()
+	rs, replica := s.replicaStatus()
+	if replica {
+		line("role", "slave")
+		line("master_host", rs.Host)
+		line("master_port", rs.Port)
+		if rs.LinkUp {
+			line("master_link_status", "up")
+		} else {
+			line("master_link_status", "down")
+		}
+		line("master_last_io_seconds_ago", rs.LastIOSecondsAgo)
+		line("master_sync_in_progress", b2i(rs.SyncInProgress))
+		off := max(rs.Offset, 0)
+		line("slave_read_repl_offset", off)
+		line("slave_repl_offset", off)
+		if !rs.LinkUp {
+			line("master_link_down_since_seconds", rs.DownSinceSeconds)
+		}
+		line("slave_priority", 100)
+		line("slave_read_only", 1)
+		line("replica_announced", 1)
+	} else {
+		line("role", "master")
+	}
+	reps := s.repl.primary.Replicas()
+	line("connected_slaves", len(reps))
+	for i, r := range reps {
+		line(fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d", r.IP, r.Port, r.State, r.Offset, r.Lag))
+	}
+	line("master_failover_state", "no-failover")
+	line("master_replid", st.ID)
+	line("master_replid2", strings.Repeat("0", 40))
+	line("master_repl_offset", st.End)
+	line("second_repl_offset", -1)
+	line("repl_backlog_active", 1)
+	line("repl_backlog_size", st.Limit)
+	line("repl_backlog_first_byte_offset", st.Start)
+	line("repl_backlog_histlen", st.End-st.Start)
+}

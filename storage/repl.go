@@ -168,18 +168,6 @@ func ClassifyKey(k []byte) KeyClass {
 	return ClassOther
 }
 
-// Snapshot is a consistent, read-only view of the whole store at one
-// point in time. Close it when done: it pins the files it reads.
-type Snapshot struct{ s *pebble.Snapshot }
-
-// NewSnapshot returns a view of the store as it is now. The caller makes
-// "now" meaningful: taken while no batch is being applied, the view holds
-// whole batches only.
-func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{db.pdb.NewSnapshot()} }
-
-// Close releases the snapshot.
-func (s *Snapshot) Close() error { return s.s.Close() }
-
 // ForEach calls fn for every record a replica copies, in key order: all
 // of the store but its format and replication state records, which are
 // the store's own. Key and value are valid only during the call. An error

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"errors"
+	"github.com/eddy-streams/eddy/storage"
 	"slices"
 )
 
@@ -210,7 +211,7 @@ func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
 		err = tx.writeCounts()
 	}
 	if err == nil && !b.Empty() {
-		if err = b.Apply(); err == nil {
+		if err = e.apply(b); err == nil {
 			applied = true
 			if e.opts.OnApply != nil {
 				e.opts.OnApply(b.Repr(), tx.changes)
@@ -230,6 +231,26 @@ func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
 		}
 	}
 	return tx, n, applied
+}
+
+// apply applies the group's batch without holding Engine.mu, so that
+// readers go on during a slow apply (a Pebble write stall); they read
+// through a snapshot meanwhile, since nothing is published yet. The
+// caller holds Engine.mu exclusively, and holds it again on return. No
+// other writer can start: the caller leads the commit queue.
+func (e *Engine) apply(b *storage.Batch) error {
+	e.applying.Store(true)
+	e.mu.Unlock()
+	if e.opts.applyHook != nil {
+		e.opts.applyHook(false)
+	}
+	err := b.Apply()
+	if e.opts.applyHook != nil {
+		e.opts.applyHook(true)
+	}
+	e.mu.Lock()
+	e.applying.Store(false)
+	return err
 }
 
 // run runs one function of a group with the transaction's clock set

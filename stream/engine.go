@@ -54,6 +54,9 @@ type Options struct {
 	// scanHash replaces storage.ScanHash, so that tests can make keys
 	// collide. It orders the scan index on disk: never set outside tests.
 	scanHash func(key []byte) uint64
+	// applyHook, when set, runs just before and just after a group's batch
+	// is applied, with Engine.mu released (tests: readers must not wait).
+	applyHook func(applied bool)
 }
 
 // ChangeKind says how a key was changed.
@@ -95,9 +98,15 @@ type Engine struct {
 	db   *storage.DB
 	opts Options
 
-	mu          sync.RWMutex // writers hold it exclusively while building and applying a batch
-	nextVersion uint64       // guarded by mu (write)
-	highVersion uint64       // guarded by mu (write): persisted bound; every version used is below it
+	// mu is held exclusively by a writer while it builds a batch and while
+	// it publishes what the batch changed to the caches and counters, not
+	// while Pebble applies the batch: a write stall must not stop readers.
+	// While a batch is being applied (applying), the caches may be behind
+	// storage, so a View then reads through a snapshot and bypasses them.
+	mu          sync.RWMutex
+	applying    atomic.Bool // set and cleared with mu held exclusively
+	nextVersion uint64      // guarded by mu (write)
+	highVersion uint64      // guarded by mu (write): persisted bound; every version used is below it
 	// counts holds, per database, the committed metadata records and how
 	// many carry an expiry: DBSIZE and INFO keyspace (keyindex.go).
 	counts map[int]keyCounts // guarded by mu (written with mu held exclusively)
@@ -167,6 +176,9 @@ type Tx struct {
 	changes []Change
 	deltas  map[int]keyCounts // changes to Engine.counts, made there once the batch is applied
 	expired []Change          // View only: expired keys met, deleted once the View ends
+	// snap is the snapshot a View reads through when it began while a
+	// batch was being applied; then the caches are not consulted.
+	snap *storage.Snapshot
 
 	// Metadata changes for the cache, published by Update once the batch
 	// is applied (metacache.go).
@@ -244,7 +256,17 @@ func (e *Engine) freeTx(tx *Tx) {
 func (e *Engine) View(fn func(tx *Tx) error) error {
 	e.mu.RLock()
 	tx := e.newTx(e.db, nil)
+	if e.applying.Load() {
+		tx.snap = e.db.NewSnapshot()
+		tx.r = tx.snap
+	}
 	err := fn(tx)
+	if tx.snap != nil {
+		if cerr := tx.snap.Close(); err == nil {
+			err = cerr
+		}
+		tx.snap = nil
+	}
 	e.mu.RUnlock()
 	if len(tx.expired) > 0 && !e.follower.Load() {
 		// Redis deletes an expired key when a read meets it; a View cannot

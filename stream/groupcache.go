@@ -410,6 +410,10 @@ func (tx *Tx) cachedGroup(key []byte) (rec groupRec, pel pelBounds, found, exist
 		}
 		return groupRec{}, pelBounds{}, false, false
 	}
+	if tx.snap != nil {
+		// A View during an apply: the cache may not match its snapshot.
+		return groupRec{}, pelBounds{}, false, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ge := c.group(key); ge != nil {
@@ -428,6 +432,9 @@ func (tx *Tx) loadedGroup(g *groupOp) {
 	}
 	if tx.b != nil {
 		tx.stageGroup(g)
+		return
+	}
+	if tx.snap != nil {
 		return
 	}
 	c.mu.Lock()
@@ -459,6 +466,9 @@ func (tx *Tx) cachedConsumer(g *groupOp, name []byte) (rec consumerRec, found, e
 		}
 		return consumerRec{}, false, false
 	}
+	if tx.snap != nil {
+		return consumerRec{}, false, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ge := c.m[g.gkey]; ge != nil {
@@ -480,6 +490,9 @@ func (tx *Tx) loadedConsumer(g *groupOp, c *consumerState) {
 		tx.stageConsumer(g, c)
 		return
 	}
+	if tx.snap != nil {
+		return
+	}
 	gc.mu.Lock()
 	gc.putConsumer(g.gkey, c.name, c.rec)
 	gc.mu.Unlock()
@@ -489,7 +502,7 @@ func (tx *Tx) loadedConsumer(g *groupOp, c *consumerState) {
 // committed PEL, for the group whose committed record is rec.
 func (tx *Tx) learnPEL(g *groupOp) {
 	c := tx.e.gcache
-	if c == nil || tx.b != nil {
+	if c == nil || tx.b != nil || tx.snap != nil {
 		return
 	}
 	c.mu.Lock()

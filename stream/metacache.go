@@ -26,7 +26,11 @@ import (
 //
 // Locking: a writer holds Engine.mu exclusively and so is alone with the
 // cache; readers share Engine.mu and take metaCache.mu around each access
-// (a hit sets a reference bit, a miss may fill).
+// (a hit sets a reference bit, a miss may fill). While Pebble applies a
+// batch the writer has released Engine.mu and published nothing yet: a
+// View that starts then reads through a snapshot and leaves the cache
+// alone (engine.go), since the snapshot may hold the batch the cache does
+// not.
 //
 // Memory is bounded by a number of keys. Eviction is CLOCK: a hit marks
 // the entry referenced; to make room the hand sweeps the ring, clearing
@@ -195,6 +199,8 @@ func (tx *Tx) readMeta(db int, key []byte) (keyMeta, bool, error) {
 				return km, true, nil
 			}
 		}
+	} else if tx.snap != nil {
+		clean = false // the cache may be behind or ahead of the snapshot
 	} else if c != nil {
 		c.mu.Lock()
 		km, ok := c.get(db, key)

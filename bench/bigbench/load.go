@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/bench/internal/resp"
+	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
 // Entries have three fields and 60 bytes of field names and values, the
@@ -195,9 +196,9 @@ loop:
 	}
 	r := rangeResult{
 		Samples: len(lat),
-		P50Ms:   ms(percentile(lat, 0.50)),
-		P99Ms:   ms(percentile(lat, 0.99)),
-		MaxMs:   ms(percentile(lat, 1)),
+		P50Ms:   stats.Ms(stats.Percentile(lat, 0.50)),
+		P99Ms:   stats.Ms(stats.Percentile(lat, 0.99)),
+		MaxMs:   stats.Ms(stats.Percentile(lat, 1)),
 		WriteS:  took.Seconds(),
 	}
 	r.WriteMBs = float64(entries*fieldBytes) / 1e6 / took.Seconds()

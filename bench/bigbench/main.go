@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/bench/internal/resp"
+	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
 type options struct {
@@ -269,7 +270,7 @@ func (b *bench) loadAndSize() error {
 	if err != nil {
 		return err
 	}
-	res.Startup.EddyUncompactedMs = ms(took)
+	res.Startup.EddyUncompactedMs = stats.Ms(took)
 	if err := e2.stop(); err != nil {
 		return err
 	}
@@ -305,7 +306,7 @@ func (b *bench) startup() error {
 			if err != nil {
 				return err
 			}
-			b.res.Startup.add(p.name, ms(took), m.RSS)
+			b.res.Startup.add(p.name, stats.Ms(took), m.RSS)
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"io"
 	"maps"
 	"slices"
+
+	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
 // pair is one figure on both servers.
@@ -114,19 +116,19 @@ type result struct {
 
 func (r *result) finish() {
 	s := &r.Summary
-	s.RSSRatio = ratio(float64(r.Memory.Eddy.RSS), float64(r.Memory.Redis.RSS))
+	s.RSSRatio = stats.Ratio(float64(r.Memory.Eddy.RSS), float64(r.Memory.Redis.RSS))
 	n := float64(r.Entries)
 	s.RedisBytesPerEntry = float64(r.Disk.RedisRDB.Bytes) / n
 	s.EddyBytesPerEntry = float64(r.Disk.EddyCompacted.Bytes) / n
-	s.DiskRatio = ratio(s.EddyBytesPerEntry, s.RedisBytesPerEntry)
-	s.RedisStartMs, s.EddyStartMs = median(r.Startup.RedisMs), median(r.Startup.EddyMs)
-	s.StartRatio = ratio(s.EddyStartMs, s.RedisStartMs)
+	s.DiskRatio = stats.Ratio(s.EddyBytesPerEntry, s.RedisBytesPerEntry)
+	s.RedisStartMs, s.EddyStartMs = stats.Median(r.Startup.RedisMs), stats.Median(r.Startup.EddyMs)
+	s.StartRatio = stats.Ratio(s.EddyStartMs, s.RedisStartMs)
 	med := func(rs []rangeResult, f func(rangeResult) float64) float64 {
 		var xs []float64
 		for _, x := range rs {
 			xs = append(xs, f(x))
 		}
-		return median(xs)
+		return stats.Median(xs)
 	}
 	p50 := func(x rangeResult) float64 { return x.P50Ms }
 	p99 := func(x rangeResult) float64 { return x.P99Ms }
@@ -144,7 +146,7 @@ func (r *result) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%-44s %12s %12s %8s %8s\n", "metric", "redis", "eddy", "ratio", "target")
 	row := func(name string, a, b float64, prec int, target string) {
-		fmt.Fprintf(w, "%-44s %12.*f %12.*f %8.2f %8s\n", name, prec, a, prec, b, ratio(b, a), target)
+		fmt.Fprintf(w, "%-44s %12.*f %12.*f %8.2f %8s\n", name, prec, a, prec, b, stats.Ratio(b, a), target)
 	}
 	row(fmt.Sprintf("RSS after load + %gs idle, MiB", r.SettleS), mb(r.Memory.Redis.RSS), mb(r.Memory.Eddy.RSS), 1, "<= 0.15")
 	row("peak RSS (VmHWM), MiB", mb(r.Memory.Redis.Peak), mb(r.Memory.Eddy.Peak), 1, "")

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/bench/internal/resp"
+	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
 type options struct {
@@ -195,8 +196,8 @@ func run(o options) error {
 	for _, s := range servers {
 		res.Servers = append(res.Servers, s.summary())
 	}
-	res.RatioP50 = ratio(res.Servers[1].AllP50Ms, res.Servers[0].AllP50Ms)
-	res.RatioP99 = ratio(res.Servers[1].AllP99Ms, res.Servers[0].AllP99Ms)
+	res.RatioP50 = stats.Ratio(res.Servers[1].AllP50Ms, res.Servers[0].AllP50Ms)
+	res.RatioP99 = stats.Ratio(res.Servers[1].AllP99Ms, res.Servers[0].AllP99Ms)
 	res.print(os.Stdout)
 	if o.jsonPath == "" {
 		return nil

@@ -1,0 +1,45 @@
+// Package stats holds the summary statistics the benchmark programs share:
+// nearest-rank percentiles of latencies and medians of per-round figures.
+package stats
+
+import (
+	"slices"
+	"time"
+)
+
+// Percentile is the nearest-rank p-quantile of d (sorted in place); 0
+// for no samples.
+func Percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	i := int(p*float64(len(d))+0.999999999) - 1
+	return d[max(0, min(i, len(d)-1))]
+}
+
+// Median of the rounds' figures (mean of the middle two for an even
+// count), so one disturbed round on a shared machine moves it little.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Ms is d in milliseconds.
+func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Ratio is a/b, 0 when b is 0.
+func Ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

@@ -17,7 +17,7 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/eddy /eddy
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
-EXPOSE 6379
+EXPOSE 6379 4222
 VOLUME /data
 ENTRYPOINT ["/eddy", "server"]
-CMD ["--bind", "0.0.0.0", "--dir", "/data"]
+CMD ["--bind", "0.0.0.0", "--nats-bind", "0.0.0.0", "--dir", "/data"]

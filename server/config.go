@@ -36,7 +36,8 @@ type Config struct {
 	Timeout              int // idle client timeout, seconds; 0 = never
 
 	// The NATS bridge (package bridge); cmd/eddy starts it.
-	NatsPort   int    // embedded NATS server port on 127.0.0.1; 0 = bridge off, -1 = a free port
+	NatsPort   int    // embedded NATS server port; 0 = bridge off, -1 = a free port
+	NatsBind   string // embedded NATS server address
 	NatsURL    string // connect to this NATS server instead of embedding one
 	NatsCreds  string // credentials file for NatsURL
 	NatsDomain string // JetStream domain to serve under; "" = "eddy" with NatsURL, none without
@@ -126,8 +127,11 @@ var configTable = []configDirectiveSpec{
 	{name: "timeout", def: "0",
 		usage: "close a client idle this many seconds; 0 = never",
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.Timeout })},
+	{name: "nats-bind", def: "127.0.0.1", immutable: true,
+		usage: "address the embedded NATS server listens on (eddy only)",
+		value: configText(func(c *Config) *string { return &c.NatsBind })},
 	{name: "nats-port", def: "4222", immutable: true,
-		usage: "port of the embedded NATS server on 127.0.0.1 (NATS bridge); 0 turns the bridge off, -1 picks a free port (eddy only)",
+		usage: "port of the embedded NATS server (NATS bridge); 0 turns the bridge off, -1 picks a free port (eddy only)",
 		value: configInt(-1, 65535, func(c *Config) *int { return &c.NatsPort })},
 	{name: "nats-url", def: "", immutable: true,
 		usage: "serve the NATS bridge on this NATS server (nats://host:port) instead of an embedded one (eddy only)",

@@ -27,6 +27,7 @@ func TestDefaultConfig(t *testing.T) {
 		LogLevel:             "notice",
 		ProtoMaxBulkLen:      512 << 20,
 		NatsPort:             4222,
+		NatsBind:             "127.0.0.1",
 		ReplBacklogSize:      1 << 20,
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"net"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +136,27 @@ func TestNATSJetStreamClient(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNATSBind checks that nats-bind chooses the embedded server's
+// address: bound to 127.0.0.2, it answers there and not on 127.0.0.1.
+func TestNATSBind(t *testing.T) {
+	_, url := startEddyNATS(t, "--nats-bind", "127.0.0.2")
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Hostname() != "127.0.0.2" {
+		t.Fatalf("bridge URL %s, want host 127.0.0.2", url)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatalf("dial %s: %v", u.Host, err)
+	}
+	c.Close()
+	if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", u.Port())); err == nil {
+		c.Close()
+		t.Fatalf("the embedded NATS server also answers on 127.0.0.1:%s", u.Port())
 	}
 }

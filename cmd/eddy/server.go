@@ -182,6 +182,7 @@ func startBridge(ctx context.Context, cfg server.Config, srv *server.Server, log
 		URL:    cfg.NatsURL,
 		Creds:  cfg.NatsCreds,
 		Domain: cfg.NatsDomain,
+		Host:   cfg.NatsBind,
 		Port:   cfg.NatsPort,
 		Logger: logger,
 	}

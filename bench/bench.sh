@@ -20,8 +20,11 @@
 # WAKE_REPEATS (20 wake-ups per round); for the big stream BIG (1; 0 skips
 # it), ENTRIES (10000000), WRITE_MB (100, written during each XRANGE round)
 # and RANGE_ROUNDS (3); for Direct Get through the NATS bridge (bench/natsbench)
-# NATS_MESSAGES (10000) and NATS_REQUESTS (20000). QUICK=1 makes every default small (a run in about a
-# minute) to check the script works; its figures mean little.
+# NATS_MESSAGES (10000) and NATS_REQUESTS (20000); for replication (bench/replbench,
+# its own primary and replica) REPL (1; 0 skips it), REPL_RATES ("10000 0": XADD/s,
+# 0 = unpaced), REPL_SECONDS (10) and REPL_ENTRIES (1000000, for the full sync;
+# not ENTRIES, which is the big stream's). QUICK=1 makes every default small (a
+# run in about a minute) to check the script works; its figures mean little.
 set -euo pipefail
 trap 'echo "bench: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -31,6 +34,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	GROUP_SECONDS=${GROUP_SECONDS:-1} PEL_SIZES=${PEL_SIZES:-"1000 20000"} PEL_CALLS=${PEL_CALLS:-50}
 	WAKE_REPEATS=${WAKE_REPEATS:-5} ENTRIES=${ENTRIES:-200000} WRITE_MB=${WRITE_MB:-5} RANGE_ROUNDS=${RANGE_ROUNDS:-1}
 	NATS_MESSAGES=${NATS_MESSAGES:-1000} NATS_REQUESTS=${NATS_REQUESTS:-2000}
+	REPL_SECONDS=${REPL_SECONDS:-2} REPL_ENTRIES=${REPL_ENTRIES:-100000}
 fi
 ROUNDS=${ROUNDS:-5}
 REQUESTS=${REQUESTS:-100000}
@@ -45,6 +49,10 @@ WAKE_CLIENTS=${WAKE_CLIENTS:-1000}
 WAKE_REPEATS=${WAKE_REPEATS:-20}
 NATS_MESSAGES=${NATS_MESSAGES:-10000}
 NATS_REQUESTS=${NATS_REQUESTS:-20000}
+REPL=${REPL:-1}
+REPL_RATES=${REPL_RATES:-"10000 0"}
+REPL_SECONDS=${REPL_SECONDS:-10}
+REPL_ENTRIES=${REPL_ENTRIES:-1000000}
 BIG=${BIG:-1}
 ENTRIES=${ENTRIES:-10000000}
 WRITE_MB=${WRITE_MB:-100}
@@ -69,6 +77,7 @@ trap cleanup EXIT
 "$GO" build -o "$work/wakebench" ./bench/wakebench
 "$GO" build -o "$work/bigbench" ./bench/bigbench
 "$GO" build -o "$work/natsbench" ./bench/natsbench
+"$GO" build -o "$work/replbench" ./bench/replbench
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 wait_ping() {
@@ -181,6 +190,12 @@ echo "]" >>"$json"
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 wait 2>/dev/null || true
 pids=()
+# Replication lag and full-sync time, on replbench's own primary and replica.
+if [ "$REPL" != 0 ]; then
+	"$work/replbench" -eddy-bin "$EDDY" -rates "$REPL_RATES" -seconds "$REPL_SECONDS" \
+		-entries "$REPL_ENTRIES" -work "$work/repl" -json "$work/repl.json"
+	{ printf ',"repl":'; cat "$work/repl.json"; } >>"$json"
+fi
 if [ "$BIG" != 0 ]; then
 	"$work/bigbench" -eddy-bin "$EDDY" -entries "$ENTRIES" -rounds "$ROUNDS" -range-rounds "$RANGE_ROUNDS" \
 		-write-mb "$WRITE_MB" -work "$work/big" -json "$work/big.json"

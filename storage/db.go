@@ -80,6 +80,11 @@ type DB struct {
 	gcKick chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// gcMu is held through a collection pass, so that PauseGC can wait
+	// for one in flight.
+	gcMu     sync.Mutex
+	gcPaused int // guarded by gcMu: open PauseGC calls
 }
 
 // InMemory returns Options for a store kept in memory, for tests.
@@ -564,6 +569,26 @@ func (db *DB) KickGC() {
 	}
 }
 
+// PauseGC stops the background collector until resume is called, waiting
+// for a pass in flight to end. A replica loading a full sync pauses it: a
+// pass that read the old store's garbage records would otherwise delete
+// their ranges after the load, where the primary's data now lives (its
+// versions need not differ from the old ones).
+func (db *DB) PauseGC() (resume func()) {
+	db.gcMu.Lock()
+	db.gcPaused++
+	db.gcMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			db.gcMu.Lock()
+			db.gcPaused--
+			db.gcMu.Unlock()
+			db.KickGC()
+		})
+	}
+}
+
 func (db *DB) gcLoop(ctx context.Context) {
 	defer db.wg.Done()
 	t := time.NewTicker(10 * time.Second)
@@ -582,7 +607,13 @@ func (db *DB) gcLoop(ctx context.Context) {
 }
 
 // collectGarbage drops the data ranges of deleted key versions.
+// It does nothing while the collector is paused.
 func (db *DB) collectGarbage() error {
+	db.gcMu.Lock()
+	defer db.gcMu.Unlock()
+	if db.gcPaused > 0 {
+		return nil
+	}
 	lower, upper := GarbageBounds()
 	it, err := db.NewIter(lower, upper)
 	if err != nil {

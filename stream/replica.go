@@ -133,30 +133,37 @@ func (e *Engine) loadVersionsLocked() error {
 // it is open the engine is locked: reads wait (a replica has nothing
 // consistent to serve halfway). Close it with Finish or Abort.
 type FullSync struct {
-	e     *Engine
-	b     *storage.Batch
-	bytes int
-	done  bool
+	e      *Engine
+	b      *storage.Batch
+	bytes  int
+	done   bool
+	resume func() // restarts the store's garbage collector
 }
 
 // fullSyncBatchBytes is the size at which loading commits its batch.
 const fullSyncBatchBytes = 4 << 20
 
 // BeginFullSync locks the engine and wipes the store (keeping its format
-// record), so that only the primary's records follow.
+// record), so that only the primary's records follow. The store's garbage
+// collector, which writes without the engine's lock, is paused until
+// Finish or Abort: a pass that read the old garbage records could
+// otherwise delete loaded data of the same versions.
 func (e *Engine) BeginFullSync() (*FullSync, error) {
+	resume := e.db.PauseGC()
 	e.mu.Lock()
 	b := e.db.NewBatch()
 	if err := b.WipeForSync(); err != nil {
 		b.Close()
 		e.mu.Unlock()
+		resume()
 		return nil, err
 	}
 	if err := b.Commit(); err != nil {
 		e.mu.Unlock()
+		resume()
 		return nil, err
 	}
-	return &FullSync{e: e, b: e.db.NewBatch()}, nil
+	return &FullSync{e: e, b: e.db.NewBatch(), resume: resume}, nil
 }
 
 // Put adds one record of the snapshot.
@@ -192,6 +199,7 @@ func (fs *FullSync) Finish(state []byte) error {
 		err = rerr
 	}
 	e.mu.Unlock()
+	fs.resume()
 	if err == nil && e.opts.OnCommit != nil {
 		e.opts.OnCommit([]Change{{Kind: Flushed, AllDBs: true}})
 	}
@@ -209,6 +217,7 @@ func (fs *FullSync) Abort() error {
 	fs.b.Close()
 	err := fs.e.reloadLocked()
 	fs.e.mu.Unlock()
+	fs.resume()
 	if fs.e.opts.OnCommit != nil {
 		fs.e.opts.OnCommit([]Change{{Kind: Flushed, AllDBs: true}})
 	}

@@ -332,6 +332,16 @@ func (b *Batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
 // Delete removes key.
 func (b *Batch) Delete(key []byte) error { return b.b.Delete(key, nil) }
 
+// SingleDelete removes key, which the caller guarantees was Set at most
+// once since it was last deleted (by Delete, SingleDelete or
+// DeleteRange). Unlike Delete's tombstone, which a compaction carries
+// down until it reaches the bottom level, it vanishes with the Set it
+// meets, usually in the memtable flush: a record written and removed soon
+// after costs no compaction work. Had the key been Set twice, a
+// compaction could drop the newer Set and leave the older one visible
+// again (Pebble's Writer.SingleDelete).
+func (b *Batch) SingleDelete(key []byte) error { return b.b.SingleDelete(key, nil) }
+
 // DeleteRange removes every key in [lower, upper).
 func (b *Batch) DeleteRange(lower, upper []byte) error { return b.b.DeleteRange(lower, upper, nil) }
 

@@ -3,6 +3,9 @@ package stream
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
 	"slices"
 
 	"github.com/eddy-streams/eddy/storage"
@@ -376,19 +379,88 @@ func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
 	return out, it.Close()
 }
 
-// putNack rewrites the PEL entry of id (same owner).
+// PEL records (both the by-ID record and the owner index) are removed
+// with SingleDelete: acknowledged soon after delivery, record and removal
+// usually meet in the memtable and vanish at its flush, where a Delete's
+// tombstone would be compacted down level by level (profiled under
+// bench/groupbench, that compaction was half of the server's CPU).
+// SingleDelete is only correct for a key Set at most once since it was
+// last deleted, so every write of a PEL record goes through setPEL and
+// deletePEL, and a record is only ever Set where none is: addNack writes
+// IDs not pending, moveNack removes before it adds, and putNack, the one
+// rewrite in place, removes the old record first. The other writers keep
+// it too: XGROUP DESTROY and XGROUP DELCONSUMER's owner index use
+// DeleteRange, which ends a key's history as Delete does; RENAME copies
+// the records under a new version, whose keys were never written; a
+// replica applies the primary's batches unchanged (each one once, with
+// its position in the same batch), so each key has the same history
+// there. checkPELWrites verifies the rule as the records are written.
+
+// checkPELWrites makes setPEL and deletePEL look the key up first and
+// fail with errPELWrite when a Set would overwrite a record or a
+// SingleDelete find none. The stream tests turn it on (it costs a Get
+// per write), as does EDDY_CHECK_PEL=1 in a server's environment, for
+// the end-to-end tests.
+var checkPELWrites = os.Getenv("EDDY_CHECK_PEL") == "1"
+
+// errPELWrite is a PEL write that breaks SingleDelete's rule.
+var errPELWrite = errors.New("stream: PEL record written twice without a delete, or deleted when absent")
+
+// setPEL writes a PEL record that does not exist.
+func (g *groupOp) setPEL(key, val []byte) error {
+	if checkPELWrites {
+		if err := g.checkPEL(key, false); err != nil {
+			return err
+		}
+	}
+	return g.tx.b.Set(key, val)
+}
+
+// deletePEL removes a PEL record that exists. The batch's Set and Delete
+// also void a deferred write of the key; PEL records are never deferred,
+// so the storage batch's SingleDelete is called directly.
+func (g *groupOp) deletePEL(key []byte) error {
+	if checkPELWrites {
+		if err := g.checkPEL(key, true); err != nil {
+			return err
+		}
+	}
+	return g.tx.b.Batch.SingleDelete(key)
+}
+
+func (g *groupOp) checkPEL(key []byte, want bool) error {
+	_, ok, err := g.tx.r.Get(key)
+	if err != nil {
+		return err
+	}
+	if ok != want {
+		return fmt.Errorf("%w: %q", errPELWrite, key)
+	}
+	return nil
+}
+
+// putNack rewrites the PEL entry of id (same owner): SingleDelete, then
+// Set, so that the key is still Set once since its last delete.
 func (g *groupOp) putNack(id ID, n *nack) error {
+	if err := g.deletePEL(g.scratchPELKey(id)); err != nil {
+		return err
+	}
+	return g.setNack(id, n)
+}
+
+// setNack writes the PEL entry of id, which is not pending.
+func (g *groupOp) setNack(id ID, n *nack) error {
 	g.val = n.appendBinary(g.val[:0])
-	return g.tx.b.Set(g.scratchPELKey(id), g.val)
+	return g.setPEL(g.scratchPELKey(id), g.val)
 }
 
 // addNack adds id to the PEL, owned by c.
 func (g *groupOp) addNack(id ID, c *consumerState, n *nack) error {
 	n.Owner = c.name
-	if err := g.putNack(id, n); err != nil {
+	if err := g.setNack(id, n); err != nil {
 		return err
 	}
-	if err := g.tx.b.Set(g.scratchOwnerKey(c.name, id), nil); err != nil {
+	if err := g.setPEL(g.scratchOwnerKey(c.name, id), nil); err != nil {
 		return err
 	}
 	g.rec.Pending++
@@ -401,10 +473,10 @@ func (g *groupOp) addNack(id ID, c *consumerState, n *nack) error {
 
 // removeNack removes id, whose entry is n, from the PEL.
 func (g *groupOp) removeNack(id ID, n *nack) error {
-	if err := g.tx.b.Delete(g.scratchPELKey(id)); err != nil {
+	if err := g.deletePEL(g.scratchPELKey(id)); err != nil {
 		return err
 	}
-	if err := g.tx.b.Delete(g.scratchOwnerKey(n.Owner, id)); err != nil {
+	if err := g.deletePEL(g.scratchOwnerKey(n.Owner, id)); err != nil {
 		return err
 	}
 	g.rec.Pending--

@@ -169,6 +169,13 @@ func pebbleOptions(opts Options, cache *pebble.Cache) *pebble.Options {
 		// spread.
 		L0CompactionThreshold: 4,
 		L0StopWritesThreshold: 12,
+		// The PEL is removed with SingleDelete (stream/group_store.go);
+		// Pebble notices some misuses of it while compacting: say so loudly.
+		EventListener: &pebble.EventListener{
+			PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
+				opts.Logger.Error("pebble: possible API misuse", "info", info.String())
+			},
+		},
 	}
 	for i := range po.Levels {
 		l := &po.Levels[i]

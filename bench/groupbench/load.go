@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
 // fill empties key and appends n entries "f v" to it through conns
@@ -125,7 +127,7 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 		lat          []time.Duration
 		err          error
 	}
-	stats := make([]clientStats, clients)
+	perClient := make([]clientStats, clients)
 	var stop atomic.Bool
 	begin := make(chan struct{})
 	var wg sync.WaitGroup
@@ -133,7 +135,7 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := &stats[i]
+			st := &perClient[i]
 			c := conns[i]
 			read := appendCommand(nil, "XREADGROUP", "GROUP", group, "c"+strconv.Itoa(i),
 				"COUNT", strconv.Itoa(count), "STREAMS", key, ">")
@@ -182,8 +184,8 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 	timer.Stop()
 
 	var all []time.Duration
-	for i := range stats {
-		st := &stats[i]
+	for i := range perClient {
+		st := &perClient[i]
 		if st.err != nil {
 			return res, fmt.Errorf("client %d: %w", i, st.err)
 		}
@@ -192,7 +194,7 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 		res.Drained = res.Drained || st.drained
 		all = append(all, st.lat...)
 	}
-	res.P50, res.P99 = percentile(all, 0.50), percentile(all, 0.99)
+	res.P50, res.P99 = stats.Percentile(all, 0.50), stats.Percentile(all, 0.99)
 	return res, nil
 }
 
@@ -268,7 +270,7 @@ func (p *pelProbe) xpending(calls int) (p50, p99 time.Duration, err error) {
 		}
 		p.lat = append(p.lat, time.Since(t0))
 	}
-	return percentile(p.lat, 0.50), percentile(p.lat, 0.99), nil
+	return stats.Percentile(p.lat, 0.50), stats.Percentile(p.lat, 0.99), nil
 }
 
 // xautoclaim times that many calls of XAUTOCLAIM key group c 0 <cursor>
@@ -297,7 +299,7 @@ func (p *pelProbe) xautoclaim(calls int) (p50, p99 time.Duration, err error) {
 			return 0, 0, fmt.Errorf("XAUTOCLAIM claimed nothing from a full PEL (cursor %s)", p.cursor)
 		}
 	}
-	return percentile(p.lat, 0.50), percentile(p.lat, 0.99), nil
+	return stats.Percentile(p.lat, 0.50), stats.Percentile(p.lat, 0.99), nil
 }
 
 // settle waits (up to a minute) until the server is not rewriting its

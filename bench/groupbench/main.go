@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
 // options are the command line; bench.sh maps its environment onto them.
@@ -148,15 +150,15 @@ func run(o options) error {
 		for _, t := range tp[s.name] {
 			acked = append(acked, t.ackedPerSec())
 			ops = append(ops, t.opsPerSec())
-			p50 = append(p50, ms(t.P50))
-			p99 = append(p99, ms(t.P99))
+			p50 = append(p50, stats.Ms(t.P50))
+			p99 = append(p99, stats.Ms(t.P99))
 			if t.Drained {
 				drained++
 			}
 		}
 		res.Throughput = append(res.Throughput, throughputSummary{
-			Server: s.name, AckedPerS: median(acked), OpsPerS: median(ops),
-			P50Ms: median(p50), P99Ms: median(p99), RoundsDrained: drained,
+			Server: s.name, AckedPerS: stats.Median(acked), OpsPerS: stats.Median(ops),
+			P50Ms: stats.Median(p50), P99Ms: stats.Median(p99), RoundsDrained: drained,
 			AckedPerSRounds: acked,
 		})
 	}
@@ -222,8 +224,8 @@ func pelCost(o options, servers []server, res *result) error {
 						return fmt.Errorf("%s: %s with PEL %d: %w", s.name, call.name, n, err)
 					}
 					k := key{s.name, call.name, n}
-					p50s[k] = append(p50s[k], ms(a))
-					p99s[k] = append(p99s[k], ms(b))
+					p50s[k] = append(p50s[k], stats.Ms(a))
+					p99s[k] = append(p99s[k], stats.Ms(b))
 				}
 			}
 		}
@@ -231,9 +233,9 @@ func pelCost(o options, servers []server, res *result) error {
 	for _, call := range calls {
 		for _, n := range o.pels {
 			row := pelSummary{Call: call.name, PEL: n}
-			row.RedisP50Ms, row.RedisP99Ms = median(p50s[key{"redis", call.name, n}]), median(p99s[key{"redis", call.name, n}])
-			row.EddyP50Ms, row.EddyP99Ms = median(p50s[key{"eddy", call.name, n}]), median(p99s[key{"eddy", call.name, n}])
-			row.RatioP50, row.RatioP99 = ratio(row.EddyP50Ms, row.RedisP50Ms), ratio(row.EddyP99Ms, row.RedisP99Ms)
+			row.RedisP50Ms, row.RedisP99Ms = stats.Median(p50s[key{"redis", call.name, n}]), stats.Median(p99s[key{"redis", call.name, n}])
+			row.EddyP50Ms, row.EddyP99Ms = stats.Median(p50s[key{"eddy", call.name, n}]), stats.Median(p99s[key{"eddy", call.name, n}])
+			row.RatioP50, row.RatioP99 = stats.Ratio(row.EddyP50Ms, row.RedisP50Ms), stats.Ratio(row.EddyP99Ms, row.RedisP99Ms)
 			row.RedisP50Rounds, row.RedisP99Rounds = p50s[key{"redis", call.name, n}], p99s[key{"redis", call.name, n}]
 			row.EddyP50Rounds, row.EddyP99Rounds = p50s[key{"eddy", call.name, n}], p99s[key{"eddy", call.name, n}]
 			res.PEL = append(res.PEL, row)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
 // readerConn is a conn reading canned replies.
@@ -109,13 +111,13 @@ func TestLoopAllocs(t *testing.T) {
 
 func TestPercentile(t *testing.T) {
 	d := []time.Duration{5, 1, 4, 2, 3, 6, 7, 8, 9, 10}
-	if p := percentile(d, 0.5); p != 5 {
+	if p := stats.Percentile(d, 0.5); p != 5 {
 		t.Errorf("p50 %v", p)
 	}
-	if p := percentile(d, 0.99); p != 10 {
+	if p := stats.Percentile(d, 0.99); p != 10 {
 		t.Errorf("p99 %v", p)
 	}
-	if m := median([]float64{3, 1, 2, 10}); m != 2.5 {
+	if m := stats.Median([]float64{3, 1, 2, 10}); m != 2.5 {
 		t.Errorf("median %v", m)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
 // result is what one run measured; bench.sh merges its JSON into the
@@ -72,7 +74,7 @@ func (r *result) print(w io.Writer) {
 		r.Count, r.Clients, r.DurationS, r.Entries, r.Rounds)
 	fmt.Fprintf(w, "%-26s %12s %12s %8s\n", "metric", "redis", "eddy", "ratio")
 	row := func(name string, a, b float64, prec int) {
-		fmt.Fprintf(w, "%-26s %12.*f %12.*f %8.2f\n", name, prec, a, prec, b, ratio(b, a))
+		fmt.Fprintf(w, "%-26s %12.*f %12.*f %8.2f\n", name, prec, a, prec, b, stats.Ratio(b, a))
 	}
 	row("acked entries/s", red.AckedPerS, ed.AckedPerS, 0)
 	row("ops/s (XREADGROUP+XACK)", red.OpsPerS, ed.OpsPerS, 0)
@@ -97,7 +99,7 @@ func (r *result) print(w io.Writer) {
 		}
 		if a, b := r.PEL[i], r.PEL[j]; j > i {
 			fmt.Fprintf(w, "%s p50 growth, PEL %d -> %d: redis x%.2f, eddy x%.2f\n",
-				a.Call, a.PEL, b.PEL, ratio(b.RedisP50Ms, a.RedisP50Ms), ratio(b.EddyP50Ms, a.EddyP50Ms))
+				a.Call, a.PEL, b.PEL, stats.Ratio(b.RedisP50Ms, a.RedisP50Ms), stats.Ratio(b.EddyP50Ms, a.EddyP50Ms))
 		}
 		i = j + 1
 	}

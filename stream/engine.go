@@ -199,9 +199,19 @@ type Tx struct {
 	body           []byte
 	lo, hi         []byte // scanEntries' bounds
 	fields, values [][]byte
-	refs           [2]streamRef // the first streams loaded; more come from the heap
+	refs           [2]streamRef // the first streams loaded; then more
 	nrefs          int
+	// more holds the refs loaded after the first two, kept for the next
+	// transaction: a group commit loads a ref per XADD, and each was an
+	// allocation of its own (BenchmarkXAddBatched: 50 per group).
+	more  []*streamRef
+	nmore int
+	// keyChunk is where changeKey copies changed keys; never truncated.
+	keyChunk []byte
 }
+
+// maxKeptRefs bounds the refs a recycled transaction keeps in more.
+const maxKeptRefs = 256
 
 // maxKeptBuf is the largest scratch buffer a recycled transaction keeps.
 const maxKeptBuf = 64 << 10
@@ -238,6 +248,13 @@ func (e *Engine) freeTx(tx *Tx) {
 	tx.groups.reset()
 	tx.refs = [2]streamRef{}
 	tx.nrefs = 0
+	for _, r := range tx.more[:tx.nmore] {
+		*r = streamRef{}
+	}
+	if len(tx.more) > maxKeptRefs {
+		tx.more = nil
+	}
+	tx.nmore = 0
 	clear(tx.fields[:cap(tx.fields)])
 	clear(tx.values[:cap(tx.values)])
 	for _, b := range []*[]byte{&tx.arena, &tx.kbuf, &tx.vbuf, &tx.body, &tx.lo, &tx.hi} {
@@ -294,7 +311,27 @@ func (tx *Tx) Now() int64 { return tx.now }
 func (tx *Tx) Writable() bool { return tx.b != nil }
 
 func (tx *Tx) note(kind ChangeKind, db int, key []byte) {
-	tx.changes = append(tx.changes, Change{Kind: kind, DB: db, Key: append([]byte(nil), key...)})
+	tx.changes = append(tx.changes, Change{Kind: kind, DB: db, Key: tx.changeKey(key)})
+}
+
+// changeKeyChunk is the size of the chunks changed keys are copied into.
+const changeKeyChunk = 512
+
+// changeKey copies key for a Change. OnCommit may keep the copy, so a
+// copy is never written again: copies are carved one after another from
+// a chunk the transaction, and the next ones it is recycled into, only
+// append to. A key kept holds its chunk; a write no longer costs an
+// allocation of its own (BenchmarkXAddBatched: 50 per group).
+func (tx *Tx) changeKey(key []byte) []byte {
+	if len(key) == 0 || len(key) > changeKeyChunk/8 {
+		return append([]byte(nil), key...)
+	}
+	if cap(tx.keyChunk)-len(tx.keyChunk) < len(key) {
+		tx.keyChunk = make([]byte, 0, changeKeyChunk)
+	}
+	n := len(tx.keyChunk)
+	tx.keyChunk = append(tx.keyChunk, key...)
+	return tx.keyChunk[n:len(tx.keyChunk):len(tx.keyChunk)]
 }
 
 // newVersion allocates a key version, persisting a new high-water mark

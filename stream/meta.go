@@ -106,7 +106,11 @@ func (tx *Tx) newRef() *streamRef {
 		tx.nrefs++
 		return &tx.refs[tx.nrefs-1]
 	}
-	return new(streamRef)
+	if tx.nmore == len(tx.more) {
+		tx.more = append(tx.more, new(streamRef))
+	}
+	tx.nmore++
+	return tx.more[tx.nmore-1]
 }
 
 // loadStream returns the stream at key; ok is false if the key does not

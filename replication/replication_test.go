@@ -81,6 +81,16 @@ func TestLogBacklogAndCursors(t *testing.T) {
 	id, _ := l.ID()
 	repr := bytes.Repeat([]byte{'x'}, 30)
 	offs := []uint64{0}
+	// A primary logs nothing before its first replica attaches.
+	l.AppendBatch(repr, nil)
+	if st := l.Stats(); st.End != 0 {
+		t.Fatalf("a log no replica has read holds [%d, %d)", st.Start, st.End)
+	}
+	first, err := l.NewCursor(id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
 	l.AppendBatch(repr, nil)
 	// A cursor pins what it has not read, beyond the backlog size.
 	c, err := l.NewCursor(id, offs[0])

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/eddy-streams/eddy/bench/internal/resp"
 	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
@@ -20,10 +21,10 @@ func fill(addr, key string, n, conns, batch int) (time.Duration, error) {
 		return 0, err
 	}
 	defer c.Close()
-	if err := c.do(appendCommand(nil, "DEL", key)); err != nil {
+	if err := c.do(resp.AppendCommand(nil, "DEL", key)); err != nil {
 		return 0, err
 	}
-	one := appendCommand(nil, "XADD", key, "*", "f", "v")
+	one := resp.AppendCommand(nil, "XADD", key, "*", "f", "v")
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, conns)
@@ -45,7 +46,7 @@ func fill(addr, key string, n, conns, batch int) (time.Duration, error) {
 			return took, err
 		}
 	}
-	if err := c.send(appendCommand(nil, "XLEN", key)); err != nil {
+	if err := c.send(resp.AppendCommand(nil, "XLEN", key)); err != nil {
 		return took, err
 	}
 	got, err := c.integer()
@@ -104,7 +105,7 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 		return res, err
 	}
 	defer admin.Close()
-	if err := admin.do(appendCommand(nil, "XGROUP", "CREATE", key, group, "0")); err != nil {
+	if err := admin.do(resp.AppendCommand(nil, "XGROUP", "CREATE", key, group, "0")); err != nil {
 		return res, err
 	}
 	conns := make([]*conn, clients)
@@ -137,7 +138,7 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 			defer wg.Done()
 			st := &perClient[i]
 			c := conns[i]
-			read := appendCommand(nil, "XREADGROUP", "GROUP", group, "c"+strconv.Itoa(i),
+			read := resp.AppendCommand(nil, "XREADGROUP", "GROUP", group, "c"+strconv.Itoa(i),
 				"COUNT", strconv.Itoa(count), "STREAMS", key, ">")
 			ack := make([]byte, 0, 64+count*32)
 			ids := idList{buf: make([]byte, 0, count*24), ends: make([]int, 0, count)}
@@ -156,12 +157,12 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 					st.drained = true
 					return
 				}
-				ack = appendArrayHeader(ack[:0], 3+ids.len())
-				ack = appendBulkString(ack, "XACK")
-				ack = appendBulkString(ack, key)
-				ack = appendBulkString(ack, group)
+				ack = resp.AppendArrayHeader(ack[:0], 3+ids.len())
+				ack = resp.AppendBulkString(ack, "XACK")
+				ack = resp.AppendBulkString(ack, key)
+				ack = resp.AppendBulkString(ack, group)
 				for j := range ids.len() {
-					ack = appendBulk(ack, ids.at(j))
+					ack = resp.AppendBulk(ack, ids.at(j))
 				}
 				if st.err = c.send(ack); st.err != nil {
 					return
@@ -207,7 +208,7 @@ func buildPEL(addr, key, group string, n, batch int) (time.Duration, error) {
 		return 0, err
 	}
 	defer c.Close()
-	if err := c.do(appendCommand(nil, "XGROUP", "CREATE", key, group, "0")); err != nil {
+	if err := c.do(resp.AppendCommand(nil, "XGROUP", "CREATE", key, group, "0")); err != nil {
 		return 0, err
 	}
 	start := time.Now()
@@ -215,7 +216,7 @@ func buildPEL(addr, key, group string, n, batch int) (time.Duration, error) {
 	for done := 0; done < n; {
 		k := min(batch, n-done)
 		ids.reset()
-		cmd := appendCommand(nil, "XREADGROUP", "GROUP", group, "c0", "COUNT", strconv.Itoa(k), "STREAMS", key, ">")
+		cmd := resp.AppendCommand(nil, "XREADGROUP", "GROUP", group, "c0", "COUNT", strconv.Itoa(k), "STREAMS", key, ">")
 		if err := c.send(cmd); err != nil {
 			return 0, err
 		}
@@ -228,7 +229,7 @@ func buildPEL(addr, key, group string, n, batch int) (time.Duration, error) {
 		done += ids.len()
 	}
 	took := time.Since(start)
-	return took, c.do(appendCommand(nil, "XPENDING", key, group))
+	return took, c.do(resp.AppendCommand(nil, "XPENDING", key, group))
 }
 
 // pelProbe measures single calls against one group's large PEL, on its
@@ -252,7 +253,7 @@ func newPELProbe(addr, key, group string) (*pelProbe, error) {
 	}
 	return &pelProbe{
 		c: c, key: key, group: group,
-		pending: appendCommand(nil, "XPENDING", key, group),
+		pending: resp.AppendCommand(nil, "XPENDING", key, group),
 		cursor:  append(make([]byte, 0, 48), "0-0"...),
 		claimed: idList{buf: make([]byte, 0, 1024), ends: make([]int, 0, 64)},
 	}, nil
@@ -279,13 +280,13 @@ func (p *pelProbe) xautoclaim(calls int) (p50, p99 time.Duration, err error) {
 	p.lat = p.lat[:0]
 	cmd := make([]byte, 0, 256)
 	for range calls {
-		cmd = appendArrayHeader(cmd[:0], 8)
+		cmd = resp.AppendArrayHeader(cmd[:0], 8)
 		for _, a := range [...]string{"XAUTOCLAIM", p.key, p.group, "c", "0"} {
-			cmd = appendBulkString(cmd, a)
+			cmd = resp.AppendBulkString(cmd, a)
 		}
-		cmd = appendBulk(cmd, p.cursor)
-		cmd = appendBulkString(cmd, "COUNT")
-		cmd = appendBulkString(cmd, "10")
+		cmd = resp.AppendBulk(cmd, p.cursor)
+		cmd = resp.AppendBulkString(cmd, "COUNT")
+		cmd = resp.AppendBulkString(cmd, "10")
 		p.claimed.reset()
 		t0 := time.Now()
 		if err := p.c.send(cmd); err != nil {
@@ -312,7 +313,7 @@ func settle(addr string) error {
 		return err
 	}
 	defer c.Close()
-	cmd := appendCommand(nil, "INFO", "persistence")
+	cmd := resp.AppendCommand(nil, "INFO", "persistence")
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if err := c.send(cmd); err != nil {

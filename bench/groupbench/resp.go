@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 )
 
 // conn is one RESP2 connection with just what the loads need. It is
@@ -60,37 +59,6 @@ func (c *conn) do(cmd []byte) error {
 		return err
 	}
 	return c.skip()
-}
-
-// appendCommand appends args as a RESP array of bulk strings.
-func appendCommand(dst []byte, args ...string) []byte {
-	dst = appendArrayHeader(dst, len(args))
-	for _, a := range args {
-		dst = appendBulkString(dst, a)
-	}
-	return dst
-}
-
-func appendArrayHeader(dst []byte, n int) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(n), 10)
-	return append(dst, '\r', '\n')
-}
-
-func appendBulk(dst, b []byte) []byte {
-	dst = append(dst, '$')
-	dst = strconv.AppendInt(dst, int64(len(b)), 10)
-	dst = append(dst, '\r', '\n')
-	dst = append(dst, b...)
-	return append(dst, '\r', '\n')
-}
-
-func appendBulkString(dst []byte, s string) []byte {
-	dst = append(dst, '$')
-	dst = strconv.AppendInt(dst, int64(len(s)), 10)
-	dst = append(dst, '\r', '\n')
-	dst = append(dst, s...)
-	return append(dst, '\r', '\n')
 }
 
 // line reads one reply header line without its CRLF. The slice points

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eddy-streams/eddy/bench/internal/resp"
 	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
@@ -94,10 +95,10 @@ func TestLoopAllocs(t *testing.T) {
 		if err := c.entries(&l); err != nil || l.len() != 10 {
 			t.Fatal(err, l.len())
 		}
-		ack = appendArrayHeader(ack[:0], 3+l.len())
-		ack = appendBulkString(ack, "XACK")
+		ack = resp.AppendArrayHeader(ack[:0], 3+l.len())
+		ack = resp.AppendBulkString(ack, "XACK")
 		for j := range l.len() {
-			ack = appendBulk(ack, l.at(j))
+			ack = resp.AppendBulk(ack, l.at(j))
 		}
 		if _, err := c.integer(); err != nil {
 			t.Fatal(err)

@@ -100,3 +100,17 @@ func parseRedisInt(b []byte) (int64, bool) {
 	}
 	return int64(v), true
 }
+
+// parseTimeoutMs parses a timeout in milliseconds as Redis's
+// getTimeoutFromObjectOrReply does (BLOCK, WAIT): errText is the reply for
+// a bad one, "" when it is good.
+func parseTimeoutMs(arg []byte) (ms int64, errText string) {
+	ms, ok := parseRedisInt(arg)
+	switch {
+	case !ok:
+		return 0, errTimeoutNotInteger
+	case ms < 0:
+		return 0, errTimeoutNegative
+	}
+	return ms, ""
+}

@@ -184,14 +184,14 @@ func cmdRole(ctx *cmdContext) {
 
 func cmdWait(ctx *cmdContext) {
 	s := ctx.c.s
-	n, ok1 := parseRedisInt(ctx.args[1])
-	ms, ok2 := parseRedisInt(ctx.args[2])
-	if !ok1 || !ok2 {
+	n, ok := parseRedisInt(ctx.args[1])
+	if !ok {
 		ctx.w.Error(errValueNotInteger)
 		return
 	}
-	if ms < 0 {
-		ctx.w.Error(errTimeoutNegative)
+	ms, bad := parseTimeoutMs(ctx.args[2])
+	if bad != "" {
+		ctx.w.Error(bad)
 		return
 	}
 	if _, ok := s.replicaStatus(); ok {

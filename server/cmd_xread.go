@@ -51,12 +51,9 @@ func parseXReadOptions(args [][]byte, readGroup bool) (xreadOptions, string) {
 		switch opt := args[i]; {
 		case argIs(opt, "block") && more > 0:
 			i++
-			ms, ok := parseRedisInt(args[i])
-			if !ok {
-				return o, errTimeoutNotInteger
-			}
-			if ms < 0 {
-				return o, errTimeoutNegative
+			ms, bad := parseTimeoutMs(args[i])
+			if bad != "" {
+				return o, bad
 			}
 			o.block, o.timeout = true, ms
 		case argIs(opt, "count") && more > 0:

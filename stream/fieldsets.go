@@ -62,7 +62,27 @@ func (tx *Tx) fieldSets(s *streamRef) (*fieldSets, error) {
 		return nil, storage.ErrCorrupt
 	}
 	s.sets = f
+	tx.cacheFieldSets(s, f)
 	return f, nil
+}
+
+// cacheFieldSets gives the field sets just read to the stream's entry in
+// the metadata cache, when it lacks them (a View filled it) and they are
+// its committed ones: a stream's first n sets never change while its
+// version stands, so sets read with the committed count are right for the
+// cached record. Without this, every read of a stream no write has touched
+// since the cache took it would read its sets again.
+func (tx *Tx) cacheFieldSets(s *streamRef, f *fieldSets) {
+	c := tx.e.cache
+	if c == nil || tx.snap != nil {
+		return
+	}
+	c.mu.Lock()
+	if ce := c.dbs[s.db][string(s.key)]; ce != nil && ce.km.sets == nil &&
+		ce.km.meta.Version == s.meta.Version && ce.km.sm.FieldSets == uint64(len(f.names)) {
+		ce.km.sets = f
+	}
+	c.mu.Unlock()
 }
 
 // fieldSetFor returns the id of the stream's field set equal to fields,

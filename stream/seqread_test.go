@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/eddy-streams/eddy/storage"
 )
 
 func TestSubjectMatches(t *testing.T) {
@@ -261,5 +263,47 @@ func TestFieldSets(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestFieldSetsCachedByReads checks that a read which loads a stream's
+// field sets leaves them in the metadata cache, so that the next read does
+// not load them again.
+func TestFieldSetsCachedByReads(t *testing.T) {
+	db, err := storage.Open(storage.InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e, err := Open(db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := e.Update(func(tx *Tx) error {
+			_, _, err := tx.XAdd(0, []byte("s"), &XAddArgs{Auto: true, Fields: fv("a", "1", "b", "2")})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second engine on the same store starts with an empty cache, as
+	// after a restart.
+	e2, err := Open(db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		mustView(t, e2, func(tx *Tx) error {
+			es, err := tx.XRange(0, []byte("s"), ID{}, MaxID, -1, false)
+			if err != nil || len(es) != 3 {
+				t.Fatalf("XRANGE: %d entries, %v", len(es), err)
+			}
+			return nil
+		})
+	}
+	km, ok := e2.cache.get(0, []byte("s"))
+	if !ok || km.sets == nil || len(km.sets.names) != 1 {
+		t.Fatalf("cache after reads: %v %+v", ok, km.sets)
 	}
 }

@@ -183,8 +183,10 @@ func TestReplRoleAndInfoOnPrimary(t *testing.T) {
 	skipAgainstRedis(t)
 	ctx := context.Background()
 	type observed struct {
-		keys []string
-		role any
+		keys        []string
+		role        any
+		replicaErrs []string // replies of writes sent to the replica
+		replicaRole any
 	}
 	observe := func(t *testing.T, rp replPair) observed {
 		rp.pc.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"a", "1"}})
@@ -219,7 +221,21 @@ func TestReplRoleAndInfoOnPrimary(t *testing.T) {
 		if len(rep) != 3 || rep[0] != "127.0.0.1" || rep[1] != strconv.Itoa(rp.replicaPort) {
 			t.Errorf("ROLE's replica = %v, want [127.0.0.1 %d offset]", rep, rp.replicaPort)
 		}
-		return observed{keys, shape(role)}
+		var errs []string
+		for _, cmd := range [][]any{
+			{"SET", "k", "v"},
+			{"XADD", "s", "*", "f", "v"},
+			{"XGROUP", "CREATE", "s", "g", "0"},
+			{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"},
+			{"DEL", "s"},
+		} {
+			errs = append(errs, fmt.Sprint(rp.rc.Do(ctx, cmd...).Err()))
+		}
+		replicaRole, err := rp.rc.Do(ctx, "ROLE").Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return observed{keys, shape(role), errs, shape(replicaRole)}
 	}
 	var want observed
 	t.Run("redis", func(t *testing.T) { want = observe(t, redisPair(t)) })
@@ -231,6 +247,12 @@ func TestReplRoleAndInfoOnPrimary(t *testing.T) {
 		}
 		if want.role != nil && fmt.Sprint(got.role) != fmt.Sprint(want.role) {
 			t.Errorf("ROLE shape: eddy %v, redis %v", got.role, want.role)
+		}
+		if want.replicaErrs != nil && !slices.Equal(got.replicaErrs, want.replicaErrs) {
+			t.Errorf("writes on the replica:\neddy  %q\nredis %q", got.replicaErrs, want.replicaErrs)
+		}
+		if want.replicaRole != nil && fmt.Sprint(got.replicaRole) != fmt.Sprint(want.replicaRole) {
+			t.Errorf("replica's ROLE shape: eddy %v, redis %v", got.replicaRole, want.replicaRole)
 		}
 		// Eddy sends no PINGs down the link, so once WAIT returned the
 		// replica's acknowledged offset is exactly the primary's.

@@ -223,7 +223,7 @@ func SubjectBounds(db int, key []byte, version uint64, subject []byte) (lower, u
 	lower = AppendVersionPrefix(nil, db, key, version)
 	lower = append(lower, byte(KindSubjectIndex))
 	lower = appendName(lower, subject)
-	return lower, prefixEnd(append([]byte(nil), lower...))
+	return lower, prefixEnd(lower)
 }
 
 // DecodeSubjectKey returns the subject (aliasing k) and sequence of a

@@ -74,10 +74,17 @@ func xrangeGeneric(ctx *cmdContext, rev bool) {
 		}
 		return
 	}
-	es, err := ctx.tx.XRange(ctx.db, key, a.start, a.end, a.count, rev)
+	// The entries go straight from the store into the reply; the array's
+	// length is known once they are written.
+	at := len(ctx.w.buf)
+	n, err := ctx.tx.XRangeEach(ctx.db, key, a.start, a.end, a.count, rev, func(e stream.Entry) error {
+		ctx.w.Entry(e)
+		return nil
+	})
 	if err != nil {
+		ctx.w.buf = ctx.w.buf[:at]
 		ctx.w.Error(errorText(err))
 		return
 	}
-	ctx.w.Entries(es)
+	ctx.w.insertArrayHeader(at, n)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/eddy-streams/eddy/stream"
@@ -194,6 +195,16 @@ func (w *replyWriter) Entries(es []stream.Entry) {
 	for _, e := range es {
 		w.Entry(e)
 	}
+}
+
+// insertArrayHeader inserts the header of an n-element array at offset
+// at of the buffer, in front of elements already written.
+func (w *replyWriter) insertArrayHeader(at, n int) {
+	var tmp [24]byte
+	h := append(tmp[:0], '*')
+	h = strconv.AppendInt(h, int64(n), 10)
+	h = append(h, '\r', '\n')
+	w.buf = slices.Insert(w.buf, at, h...)
 }
 
 // Raw appends bytes already in RESP form.

@@ -33,20 +33,43 @@ func BenchmarkXRange10(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		err := e.View(func(tx *Tx) error {
-			es, err := tx.XRange(0, key, ID{}, MaxID, 10, false)
-			if len(es) != 10 {
-				b.Fatalf("got %d entries", len(es))
+	b.Run("copy", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			err := e.View(func(tx *Tx) error {
+				es, err := tx.XRange(0, key, ID{}, MaxID, 10, false)
+				if len(es) != 10 {
+					b.Fatalf("got %d entries", len(es))
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
 			}
-			return err
-		})
-		if err != nil {
-			b.Fatal(err)
 		}
-	}
+	})
+	b.Run("each", func(b *testing.B) {
+		b.ReportAllocs()
+		var fields int
+		for i := 0; i < b.N; i++ {
+			err := e.View(func(tx *Tx) error {
+				n, err := tx.XRangeEach(0, key, ID{}, MaxID, 10, false, func(e Entry) error {
+					fields += len(e.Fields)
+					return nil
+				})
+				if n != 10 {
+					b.Fatalf("got %d entries", n)
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		if fields != 20*b.N {
+			b.Fatalf("%d fields in %d scans", fields, b.N)
+		}
+	})
 }
 
 func openBenchEngine(b *testing.B) *Engine {

@@ -199,6 +199,7 @@ type Tx struct {
 	body           []byte
 	lo, hi         []byte // scanEntries' bounds
 	fields, values [][]byte
+	scan           [][]byte     // XRangeEach's fields of one entry
 	refs           [2]streamRef // the first streams loaded; then more
 	nrefs          int
 	// more holds the refs loaded after the first two, kept for the next
@@ -257,6 +258,7 @@ func (e *Engine) freeTx(tx *Tx) {
 	tx.nmore = 0
 	clear(tx.fields[:cap(tx.fields)])
 	clear(tx.values[:cap(tx.values)])
+	clear(tx.scan[:cap(tx.scan)])
 	for _, b := range []*[]byte{&tx.arena, &tx.kbuf, &tx.vbuf, &tx.body, &tx.lo, &tx.hi} {
 		if cap(*b) > maxKeptBuf {
 			*b = nil

@@ -1,8 +1,10 @@
 package stream
 
 import (
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // TestViewDuringApply runs Views while a group's batch is being applied
@@ -135,5 +137,69 @@ func TestViewsConsistentUnderWrites(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestViewWhileGroupBuilds runs a View from inside a write function, that
+// is while the leader builds its group: the View must not wait for the
+// group (it would deadlock here) and must see the committed state only,
+// none of the group's writes, whether the metadata cache holds the stream
+// or not.
+func TestViewWhileGroupBuilds(t *testing.T) {
+	e := openTestEngine(t, Options{})
+	for range 3 {
+		if _, err := xadd(t, e, "s", XAddArgs{Auto: true, Fields: fv("f", "v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cached := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cached=%v", cached), func(t *testing.T) {
+			if cached {
+				mustView(t, e, func(tx *Tx) error { _, err := tx.XLen(0, []byte("s")); return err })
+			} else {
+				e.cache.flush(0, true)
+			}
+			committed := 3 + i
+			var seen string
+			err := e.Update(func(tx *Tx) error {
+				if _, _, err := tx.XAdd(0, []byte("s"), &XAddArgs{Auto: true, Fields: fv("f", "v")}); err != nil {
+					return err
+				}
+				done := make(chan error, 1)
+				go func() {
+					done <- e.View(func(v *Tx) error {
+						n, err := v.XLen(0, []byte("s"))
+						if err != nil {
+							return err
+						}
+						es, err := v.XRange(0, []byte("s"), ID{}, MaxID, -1, false)
+						if err != nil {
+							return err
+						}
+						seen = fmt.Sprintf("xlen=%d entries=%d", n, len(es))
+						return nil
+					})
+				}()
+				select {
+				case err := <-done:
+					return err
+				case <-time.After(30 * time.Second):
+					return errors.New("the View waited for the group being built")
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("xlen=%d entries=%d", committed, committed); seen != want {
+				t.Fatalf("View during the build saw %q, want the committed %q", seen, want)
+			}
+			mustView(t, e, func(tx *Tx) error {
+				n, err := tx.XLen(0, []byte("s"))
+				if err == nil && n != int64(committed+1) {
+					t.Errorf("after the group: xlen=%d, want %d", n, committed+1)
+				}
+				return err
+			})
+		})
 	}
 }

@@ -8,11 +8,14 @@ import (
 
 // Group commit. Concurrent Update calls queue their functions; the first
 // caller to find no leader becomes the leader, takes the whole queue and
-// runs the functions in turn, with Engine.mu held exclusively, inside ONE
-// transaction and so ONE batch: each function sees what the ones before
-// it wrote. The batch is applied once and the metadata cache and key
-// counts published once, still under Engine.mu, so a View sees a group
-// whole or not at all. The leader then hands leadership to the oldest
+// runs the functions in turn, holding Engine.wmu (the store has one writer
+// at a time) but not Engine.mu, inside ONE transaction and so ONE batch:
+// each function sees what the ones before it wrote. Readers go on while
+// the group is built, since nothing of it is visible until it is applied:
+// the batch is unapplied and the changes to the caches are staged in the
+// transaction. The batch is applied once, and the metadata cache and key
+// counts published once under Engine.mu held exclusively, so a View sees a
+// group whole or not at all. The leader then hands leadership to the oldest
 // caller queued meanwhile, which builds the next group while this one
 // waits for its single sync; the syncer merges waits that overlap.
 // Finally the leader reports each function's changes to OnCommit, in the
@@ -178,8 +181,8 @@ func (e *Engine) lead(self *commitReq) {
 // it took, and whether a batch was applied. Each request taken has its
 // result, unless it wrote and the sync is still to come.
 func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
 	b := e.db.NewBatch()
 	defer b.Close()
 	tx = e.newTx(b, b)
@@ -211,14 +214,8 @@ func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
 		err = tx.writeCounts()
 	}
 	if err == nil && !b.Empty() {
-		if err = e.apply(b); err == nil {
+		if err = e.apply(tx, b); err == nil {
 			applied = true
-			if e.opts.OnApply != nil {
-				e.opts.OnApply(b.Repr(), tx.changes)
-			}
-			tx.applyCounts()
-			tx.publish()
-			tx.publishGroups()
 		}
 	}
 	if err != nil {
@@ -233,12 +230,13 @@ func (e *Engine) runGroup(group []*commitReq) (tx *Tx, n int, applied bool) {
 	return tx, n, applied
 }
 
-// apply applies the group's batch without holding Engine.mu, so that
-// readers go on during a slow apply (a Pebble write stall); they read
-// through a snapshot meanwhile, since nothing is published yet. The
-// caller holds Engine.mu exclusively, and holds it again on return. No
-// other writer can start: the caller leads the commit queue.
-func (e *Engine) apply(b *storage.Batch) error {
+// apply applies the group's batch and publishes what it changed. Readers
+// go on while Pebble applies (a write stall must not stop them): those
+// that began before are waited for first, since they read storage and the
+// caches without a snapshot, and those that begin meanwhile read through
+// a snapshot, since nothing is published yet. The caller holds Engine.wmu.
+func (e *Engine) apply(tx *Tx, b *storage.Batch) error {
+	e.mu.Lock()
 	e.applying.Store(true)
 	e.mu.Unlock()
 	if e.opts.applyHook != nil {
@@ -249,8 +247,18 @@ func (e *Engine) apply(b *storage.Batch) error {
 		e.opts.applyHook(true)
 	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.applying.Store(false)
-	return err
+	if err != nil {
+		return err
+	}
+	if e.opts.OnApply != nil {
+		e.opts.OnApply(b.Repr(), tx.changes)
+	}
+	tx.applyCounts()
+	tx.publish()
+	tx.publishGroups()
+	return nil
 }
 
 // run runs one function of a group with the transaction's clock set

@@ -93,20 +93,27 @@ type Change struct {
 // Update for writes; concurrent Updates are committed in groups, one
 // storage batch and one sync per group (commit.go).
 //
-// Lock order: Engine.mu before anything in storage; Engine.qmu alone.
+// Lock order: Engine.wmu, Engine.mu, then anything in storage; Engine.qmu
+// alone.
 type Engine struct {
 	db   *storage.DB
 	opts Options
 
-	// mu is held exclusively by a writer while it builds a batch and while
-	// it publishes what the batch changed to the caches and counters, not
-	// while Pebble applies the batch: a write stall must not stop readers.
-	// While a batch is being applied (applying), the caches may be behind
-	// storage, so a View then reads through a snapshot and bypasses them.
+	// wmu is held by whoever may change the store: the commit leader for
+	// the whole of a group (build, apply, publish), a replica applying its
+	// primary's batch, a full sync. Readers never take it.
+	wmu sync.Mutex
+	// mu is held shared by readers and exclusively by a writer only to
+	// start an apply (waiting out the readers that read without a
+	// snapshot) and to publish what the batch changed to the caches and
+	// counters: not while it builds the batch, nor while Pebble applies
+	// it. While a batch is being applied (applying), the caches may be
+	// behind storage, so a View then reads through a snapshot and
+	// bypasses them.
 	mu          sync.RWMutex
 	applying    atomic.Bool // set and cleared with mu held exclusively
-	nextVersion uint64      // guarded by mu (write)
-	highVersion uint64      // guarded by mu (write): persisted bound; every version used is below it
+	nextVersion uint64      // guarded by wmu
+	highVersion uint64      // guarded by wmu: persisted bound; every version used is below it
 	// counts holds, per database, the committed metadata records and how
 	// many carry an expiry: DBSIZE and INFO keyspace (keyindex.go).
 	counts map[int]keyCounts // guarded by mu (written with mu held exclusively)

@@ -31,9 +31,9 @@ import (
 //   - A View reads committed state, so what it reads from storage may fill
 //     the cache directly.
 //
-// Locking: as the metadata cache — a writer holds Engine.mu exclusively
-// and is alone with the cache; readers share Engine.mu and take
-// groupCache.mu around each access.
+// Locking: as the metadata cache — readers and a writer building its
+// batch take groupCache.mu around each access; publishing holds
+// Engine.mu exclusively and is alone with the cache.
 //
 // Memory is bounded by a number of records (a group and each of its
 // consumers count one each); eviction is CLOCK over groups, a group
@@ -101,7 +101,7 @@ func (b pelBounds) excludes(lo, hi ID) bool {
 
 // groupCache is the bounded map from group record key to groupEntry.
 type groupCache struct {
-	mu   sync.Mutex             // taken by readers; a writer holding Engine.mu exclusively needs it not
+	mu   sync.Mutex             // taken around each access, except when Engine.mu is held exclusively
 	max  int                    // most records held; at least 2
 	n    int                    // guarded by mu or exclusive Engine.mu: records held
 	m    map[string]*groupEntry // guarded by mu or exclusive Engine.mu
@@ -405,6 +405,8 @@ func (tx *Tx) cachedGroup(key []byte) (rec groupRec, pel pelBounds, found, exist
 			}
 			return r.rec, r.pel, true, true
 		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		if ge := c.group(key); ge != nil {
 			return ge.rec, ge.pel, true, true
 		}
@@ -459,6 +461,8 @@ func (tx *Tx) cachedConsumer(g *groupOp, name []byte) (rec consumerRec, found, e
 		case reset:
 			return consumerRec{}, false, false
 		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		if ge := c.m[g.gkey]; ge != nil {
 			if rec, ok := ge.consumers[string(name)]; ok {
 				return rec, true, true

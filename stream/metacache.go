@@ -24,13 +24,13 @@ import (
 //   - A miss is filled from storage only when the transaction has not
 //     changed the key, so the value read is the committed one.
 //
-// Locking: a writer holds Engine.mu exclusively and so is alone with the
-// cache; readers share Engine.mu and take metaCache.mu around each access
-// (a hit sets a reference bit, a miss may fill). While Pebble applies a
-// batch the writer has released Engine.mu and published nothing yet: a
-// View that starts then reads through a snapshot and leaves the cache
-// alone (engine.go), since the snapshot may hold the batch the cache does
-// not.
+// Locking: readers share Engine.mu and a writer builds its batch without
+// it, so both take metaCache.mu around each access (a hit sets a
+// reference bit, a miss may fill). Publishing holds Engine.mu exclusively
+// and so is alone with the cache. While Pebble applies a batch nothing is
+// published yet: a View that starts then reads through a snapshot and
+// leaves the cache alone (engine.go), since the snapshot may hold the
+// batch the cache does not.
 //
 // Memory is bounded by a number of keys. Eviction is CLOCK: a hit marks
 // the entry referenced; to make room the hand sweeps the ring, clearing
@@ -54,7 +54,7 @@ type keyMeta struct {
 
 // metaCache is the bounded map from (db, key) to keyMeta.
 type metaCache struct {
-	mu   sync.Mutex                     // taken by readers; a writer holding Engine.mu exclusively needs it not
+	mu   sync.Mutex                     // taken around each access, except when Engine.mu is held exclusively
 	max  int                            // most entries held; at least 1
 	dbs  map[int]map[string]*cacheEntry // guarded by mu or exclusive Engine.mu
 	ring []*cacheEntry                  // guarded by mu or exclusive Engine.mu: the CLOCK, every entry once
@@ -195,7 +195,10 @@ func (tx *Tx) readMeta(db int, key []byte) (keyMeta, bool, error) {
 			clean = false
 		}
 		if clean && c != nil {
-			if km, ok := c.get(db, key); ok {
+			c.mu.Lock()
+			km, ok := c.get(db, key)
+			c.mu.Unlock()
+			if ok {
 				return km, true, nil
 			}
 		}
@@ -227,13 +230,9 @@ func (tx *Tx) readMeta(db int, key []byte) (keyMeta, bool, error) {
 	}
 	km.meta.Body = nil
 	if clean && c != nil {
-		if tx.b == nil {
-			c.mu.Lock()
-			c.put(db, key, &km)
-			c.mu.Unlock()
-		} else {
-			c.put(db, key, &km)
-		}
+		c.mu.Lock()
+		c.put(db, key, &km)
+		c.mu.Unlock()
 	}
 	return km, true, nil
 }

@@ -26,8 +26,10 @@ func (e *Engine) Follower() bool { return e.follower.Load() }
 // having called at while no group could be applied: at records where the
 // replication log stands, so that the view and that offset agree.
 func (e *Engine) Snapshot(at func()) *storage.Snapshot {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+	// Not Engine.mu alone: a group's batch is applied with it released,
+	// so the snapshot could hold a batch that at does not count yet.
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
 	if at != nil {
 		at()
 	}
@@ -42,6 +44,7 @@ func (e *Engine) Snapshot(at func()) *storage.Snapshot {
 // in the store's order. Readers never see half of it: they hold Engine.mu
 // shared. Finally changes go to OnCommit.
 func (e *Engine) ApplyReplicated(repr, state []byte, changes []Change, logged func()) error {
+	e.wmu.Lock()
 	e.mu.Lock()
 	err := e.db.ApplyRepr(repr, state)
 	if err == nil {
@@ -51,6 +54,7 @@ func (e *Engine) ApplyReplicated(repr, state []byte, changes []Change, logged fu
 		}
 	}
 	e.mu.Unlock()
+	e.wmu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -143,23 +147,26 @@ type FullSync struct {
 // fullSyncBatchBytes is the size at which loading commits its batch.
 const fullSyncBatchBytes = 4 << 20
 
-// BeginFullSync locks the engine and wipes the store (keeping its format
+// BeginFullSync locks the engine (writers and readers) and wipes the store (keeping its format
 // record), so that only the primary's records follow. The store's garbage
 // collector, which writes without the engine's lock, is paused until
 // Finish or Abort: a pass that read the old garbage records could
 // otherwise delete loaded data of the same versions.
 func (e *Engine) BeginFullSync() (*FullSync, error) {
 	resume := e.db.PauseGC()
+	e.wmu.Lock()
 	e.mu.Lock()
 	b := e.db.NewBatch()
 	if err := b.WipeForSync(); err != nil {
 		b.Close()
 		e.mu.Unlock()
+		e.wmu.Unlock()
 		resume()
 		return nil, err
 	}
 	if err := b.Commit(); err != nil {
 		e.mu.Unlock()
+		e.wmu.Unlock()
 		resume()
 		return nil, err
 	}
@@ -199,6 +206,7 @@ func (fs *FullSync) Finish(state []byte) error {
 		err = rerr
 	}
 	e.mu.Unlock()
+	e.wmu.Unlock()
 	fs.resume()
 	if err == nil && e.opts.OnCommit != nil {
 		e.opts.OnCommit([]Change{{Kind: Flushed, AllDBs: true}})
@@ -217,6 +225,7 @@ func (fs *FullSync) Abort() error {
 	fs.b.Close()
 	err := fs.e.reloadLocked()
 	fs.e.mu.Unlock()
+	fs.e.wmu.Unlock()
 	fs.resume()
 	if fs.e.opts.OnCommit != nil {
 		fs.e.opts.OnCommit([]Change{{Kind: Flushed, AllDBs: true}})

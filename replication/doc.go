@@ -7,7 +7,8 @@
 // engine's OnApply hook, so that every group commit enters the log in the
 // store's order with a monotonic offset. A PSYNC on the RESP port hands
 // the connection to Primary.Serve. REPLICAOF host port starts a Replica
-// (Replica.Run); REPLICAOF NO ONE stops it and starts a new history.
+// (StartReplica); REPLICAOF NO ONE stops it and starts a new history
+// (Log.Shift).
 //
 // # Offsets and histories
 //
@@ -19,30 +20,50 @@
 // (storage.ReplStateKey): after a crash that record is exact, so the
 // replica asks for a partial resync from it. A replica whose history is
 // not the primary's, or whose offset the primary's log no longer covers
-// (the backlog holds repl-backlog-size bytes), gets a full sync. A
-// promoted replica starts a new history and drops its record, so its
-// data is never taken for the old history's.
+// (the backlog holds repl-backlog-size bytes), gets a full sync.
+//
+// A promoted replica starts a new history at the old one's end and keeps
+// the old one as its previous history (Redis 7's master_replid2; INFO's
+// second_repl_offset is that end + 1, Redis's convention), with its
+// backlog: the two histories agree up to there. A PSYNC of the previous
+// history whose offset is at or before its end continues partially, and
+// the answer +CONTINUE names the new history, which the replica adopts:
+// it records the new id and shifts its own log the same way, dropping its
+// own replicas' links so that they adopt it too. The promoted replica
+// drops its position record, so that its data is never taken for the old
+// history's after it writes. A replica serves PSYNC only while its own
+// link is up (-NOMASTERLINK otherwise, as Redis), so that its replicas
+// never sync a history it is about to replace.
 //
 // # The link
 //
 // The replica connects to the primary's RESP port and sends, as RESP
 // commands, each answered before the next:
 //
+//	AUTH [<masteruser>] <masterauth>         +OK      (only with masterauth set)
 //	PING                                     +PONG
 //	REPLCONF listening-port <port>           +OK
-//	REPLCONF eddy-proto 1 [feature ...]      +OK      (features: "batch ack heartbeat")
+//	REPLCONF eddy-proto 1 [feature ...]      +OK [feature ...]
 //	PSYNC <replid> <offset>                  +CONTINUE <replid>  (the log covers it)
 //	                                         +FULLRESYNC <replid> <offset>  (otherwise)
 //	PSYNC ? -1                               +FULLRESYNC <replid> <offset>
 //
 // <offset> is where the replica's data ends (the next byte it needs),
-// not Redis's offset+1. After the +FULLRESYNC or +CONTINUE line the
-// socket carries only frames, both ways:
+// not Redis's offset+1.
 //
-//	 0      1                     5
-//	 +------+---------------------+==============================+
-//	 | type | length: u32 (BE)    | payload: length bytes        |
-//	 +------+---------------------+==============================+
+// Features: the replica names those it speaks; "batch ack heartbeat" are
+// version 1's base, which every peer speaks. "crc" adds checksums to
+// every frame. The primary's +OK names the features it agreed to that
+// change the wire (today "crc" alone); a primary that predates one names
+// nothing, so a peer that does not know a feature never sees it used.
+//
+// After the +FULLRESYNC or +CONTINUE line the socket carries only frames,
+// both ways:
+//
+//	0      1                     5
+//	+------+---------------------+==============================+
+//	| type | length: u32 (BE)    | payload: length bytes        |
+//	+------+---------------------+==============================+
 //
 //	type 'R'  primary → replica   snapshot records, any number of:
 //	                              klen uvarint | key | vlen uvarint | value
@@ -62,7 +83,25 @@
 // partial resync starts with 'B' frames. The replica acks after each burst
 // of frames it applied and after each heartbeat (once a second when
 // idle); WAIT counts replicas by their last ack. Frame types are protocol:
-// never renumbered or reused; a new one needs a new feature name.
+// never renumbered or reused; a new one, like any change of the frame
+// format, needs a new feature name.
+//
+// With "crc", CRC-32C (Castagnoli) of the header's first 5 bytes and of
+// the payload, each u32 (BE):
+//
+//	0      1                     5                   9
+//	+------+---------------------+-------------------+==================+-------------------+
+//	| type | length: u32 (BE)    | crc(type, length) | payload          | crc(payload)      |
+//	+------+---------------------+-------------------+==================+-------------------+
+//
+// The header's own checksum is checked before its length is trusted, so
+// a damaged length is never waited for or allocated. A frame whose
+// checksum does not match is never applied: the reader drops the link
+// and the replica resyncs (partially, from what it applied).
+//
+// While a replica loads a full sync the engine is locked (stream's
+// FullSync): the server answers commands -LOADING meanwhile, as Redis
+// does while it loads (ReplicaConfig.Loading).
 //
 // # Invariants
 //

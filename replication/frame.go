@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"slices"
 
 	"github.com/eddy-streams/eddy/stream"
 )
@@ -23,7 +25,23 @@ const (
 const ProtoVersion = 1
 
 // Features are the features this side speaks, named in the handshake.
-var Features = []string{"batch", "ack", "heartbeat"}
+// The first three are version 1's base; "crc" adds the checksums (doc.go).
+var Features = []string{"batch", "ack", "heartbeat", FeatureCRC}
+
+// FeatureCRC names the frame checksums. A replica asks for it in
+// REPLCONF eddy-proto; a primary that uses it answers "+OK crc". A peer
+// that does not know it asks for or answers nothing, and frames go
+// without checksums.
+const FeatureCRC = "crc"
+
+// AgreedFeatures returns the features of asked that change the wire and
+// that this side speaks, as the primary names them in its answer.
+func AgreedFeatures(asked []string) []string {
+	if slices.Contains(asked, FeatureCRC) {
+		return []string{FeatureCRC}
+	}
+	return nil
+}
 
 // maxFrame bounds a frame's payload: a group's batch is about 1 MB, a
 // single command's at most proto-max-bulk-len.
@@ -32,53 +50,93 @@ const maxFrame = 1 << 30
 // frameHeader is the length of a frame's type and length.
 const frameHeader = 5
 
+// crcLen is the length of one checksum.
+const crcLen = 4
+
+// castagnoli is CRC-32C's table: hardware-accelerated on amd64 and arm64.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // Errors of the link.
 var (
 	// ErrBadFrame: a frame that does not decode.
 	ErrBadFrame = errors.New("replication: malformed frame")
+	// ErrChecksum: a frame whose checksum does not match: it was damaged
+	// on the way and must not be applied.
+	ErrChecksum = fmt.Errorf("%w: checksum mismatch", ErrBadFrame)
 	// ErrOffset: a batch that does not start where the last one ended.
 	ErrOffset = errors.New("replication: batch out of order")
 )
 
-// writeFrame writes one frame to w.
-func writeFrame(w *bufio.Writer, typ byte, payload []byte) error {
-	var h [frameHeader]byte
+// writeFrame writes one frame to w; with crc, the header's and the
+// payload's checksums too.
+func writeFrame(w *bufio.Writer, crc bool, typ byte, payload []byte) error {
+	var h [frameHeader + crcLen]byte
 	h[0] = typ
 	binary.BigEndian.PutUint32(h[1:], uint32(len(payload)))
-	if _, err := w.Write(h[:]); err != nil {
+	n := frameHeader
+	if crc {
+		binary.BigEndian.PutUint32(h[frameHeader:], crc32.Checksum(h[:frameHeader], castagnoli))
+		n += crcLen
+	}
+	if _, err := w.Write(h[:n]); err != nil {
 		return err
 	}
-	_, err := w.Write(payload)
+	if _, err := w.Write(payload); err != nil {
+		return err
+	}
+	if !crc {
+		return nil
+	}
+	_, err := w.Write(binary.BigEndian.AppendUint32(h[:0], crc32.Checksum(payload, castagnoli)))
 	return err
 }
 
 // writeU64Frame writes a frame whose payload is one integer.
-func writeU64Frame(w *bufio.Writer, typ byte, v uint64) error {
-	return writeFrame(w, typ, binary.BigEndian.AppendUint64(nil, v))
+func writeU64Frame(w *bufio.Writer, crc bool, typ byte, v uint64) error {
+	var p [8]byte
+	binary.BigEndian.PutUint64(p[:], v)
+	return writeFrame(w, crc, typ, p[:])
 }
 
 // readFrame reads one frame from r into buf (grown as needed) and
-// returns its type and payload, which aliases buf.
-func readFrame(r *bufio.Reader, buf []byte) (typ byte, payload, nbuf []byte, err error) {
-	var h [frameHeader]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
+// returns its type and payload, which aliases buf. With crc it checks
+// the header before trusting its length, so that a damaged length is
+// never waited for, and the payload before returning it.
+func readFrame(r *bufio.Reader, crc bool, buf []byte) (typ byte, payload, nbuf []byte, err error) {
+	var h [frameHeader + crcLen]byte
+	hl := frameHeader
+	if crc {
+		hl += crcLen
+	}
+	if _, err := io.ReadFull(r, h[:hl]); err != nil {
 		return 0, nil, buf, err
+	}
+	if crc && crc32.Checksum(h[:frameHeader], castagnoli) != binary.BigEndian.Uint32(h[frameHeader:]) {
+		return 0, nil, buf, fmt.Errorf("%w in a frame header", ErrChecksum)
 	}
 	n := binary.BigEndian.Uint32(h[1:])
 	if n > maxFrame {
 		return 0, nil, buf, fmt.Errorf("%w: %d bytes", ErrBadFrame, n)
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
+	need := int(n)
+	if crc {
+		need += crcLen
 	}
-	buf = buf[:n]
+	if cap(buf) < need {
+		buf = make([]byte, need)
+	}
+	buf = buf[:need]
 	if _, err := io.ReadFull(r, buf); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return 0, nil, buf, err
 	}
-	return h[0], buf, buf, nil
+	payload = buf[:n]
+	if crc && crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(buf[n:]) {
+		return 0, nil, buf, fmt.Errorf("%w in a %q frame of %d bytes", ErrChecksum, h[0], n)
+	}
+	return h[0], payload, buf, nil
 }
 
 // decodeU64 decodes a payload that is one integer.

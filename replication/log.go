@@ -32,8 +32,13 @@ const pinnedMax = 256 << 20
 // Cursors read it from an offset; a cursor pins what it has not read
 // yet, up to pinnedMax bytes.
 type Log struct {
-	mu      sync.Mutex
-	id      string    // guarded by mu: the history's replication id
+	mu sync.Mutex
+	id string // guarded by mu: the history's replication id
+	// id2 is the history this one continued (Redis's master_replid2),
+	// "" if none: a reader of id2 whose data ends at or before off2 is
+	// on this history too, since the two agree up to off2.
+	id2     string    // guarded by mu
+	off2    uint64    // guarded by mu
 	epoch   uint64    // guarded by mu: bumped with every new history
 	entries []entry   // guarded by mu: in offset order
 	start   uint64    // guarded by mu: offset of entries[0] (end when empty)
@@ -80,13 +85,17 @@ type Stats struct {
 	ID         string
 	Start, End uint64 // the backlog is [Start, End)
 	Limit      int
+	// ID2 is the previous history ("" if none) and End2 where it ended
+	// (INFO's master_replid2, and second_repl_offset = End2+1).
+	ID2  string
+	End2 uint64
 }
 
 // Stats returns the log's figures.
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Stats{ID: l.id, Start: l.start, End: l.end, Limit: l.limit}
+	return Stats{ID: l.id, Start: l.start, End: l.end, Limit: l.limit, ID2: l.id2, End2: l.off2}
 }
 
 // SetBacklog changes the backlog size.
@@ -103,9 +112,26 @@ func (l *Log) SetBacklog(n int) {
 func (l *Log) Reset(id string, off uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.id, l.epoch = id, l.epoch+1
+	l.id, l.id2, l.off2, l.epoch = id, "", 0, l.epoch+1
 	clear(l.entries)
 	l.entries, l.start, l.end, l.size = l.entries[:0], off, off, 0
+	l.signalLocked()
+}
+
+// Shift starts history id where the current one ends and keeps the
+// current one as the previous history, with the backlog: a promoted
+// replica (REPLICAOF NO ONE), or a replica whose primary continued it
+// under a new id. Replicas of the old history whose data ends at or
+// before here resync partially (Redis 7's shiftReplicationId). Open
+// cursors fail with ErrNewHistory, so that this node's own replicas
+// reconnect and learn the new id. The log stays active from here: the
+// offsets must keep counting every batch for those replicas.
+func (l *Log) Shift(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.id2, l.off2 = l.id, l.end
+	l.id, l.epoch = id, l.epoch+1
+	l.active = true
 	l.signalLocked()
 }
 
@@ -178,11 +204,21 @@ func (l *Log) trimLocked() {
 }
 
 // Covers reports whether a reader of history id can continue from off:
-// the same history, and off is the log's end or an entry's start.
+// off is on this history (see coversLocked).
 func (l *Log) Covers(id string, off uint64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if id != l.id || off < l.start || off > l.end {
+	return l.coversLocked(id, off)
+}
+
+// coversLocked: id is the log's history, or the previous one and off is
+// at or before where that ended; and off is the log's end or an entry's
+// start.
+func (l *Log) coversLocked(id string, off uint64) bool {
+	if id != l.id && (l.id2 == "" || id != l.id2 || off > l.off2) {
+		return false
+	}
+	if off < l.start || off > l.end {
 		return false
 	}
 	return off == l.end || l.indexLocked(off) >= 0
@@ -202,17 +238,23 @@ type Cursor struct {
 	l     *Log
 	pos   uint64 // guarded by l.mu: the next offset to read
 	epoch uint64
+	id    string // the history it reads
 }
 
+// ID is the history the cursor reads: the log's when it was made, which
+// a reader of the previous history continues under.
+func (c *Cursor) ID() string { return c.id }
+
 // NewCursor returns a cursor at off of history id (which it pins), or
-// ErrBehind if the log does not cover it.
+// ErrBehind if the log does not cover it. id may be the previous
+// history (Shift): the cursor reads the current one.
 func (l *Log) NewCursor(id string, off uint64) (*Cursor, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if id != l.id || off < l.start || off > l.end || (off < l.end && l.indexLocked(off) < 0) {
+	if !l.coversLocked(id, off) {
 		return nil, ErrBehind
 	}
-	c := &Cursor{l: l, pos: off, epoch: l.epoch}
+	c := &Cursor{l: l, pos: off, epoch: l.epoch, id: l.id}
 	l.cursors = append(l.cursors, c)
 	l.active = true
 	return c, nil
@@ -220,7 +262,7 @@ func (l *Log) NewCursor(id string, off uint64) (*Cursor, error) {
 
 // newCursorAtEndLocked is NewCursor at the log's end.
 func (l *Log) newCursorAtEndLocked() *Cursor {
-	c := &Cursor{l: l, pos: l.end, epoch: l.epoch}
+	c := &Cursor{l: l, pos: l.end, epoch: l.epoch, id: l.id}
 	l.cursors = append(l.cursors, c)
 	l.active = true
 	return c

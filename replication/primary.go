@@ -127,7 +127,8 @@ type PSync struct {
 	ID     string // "?" for none
 	Offset int64  // -1 for none
 	IP     string
-	Port   int // the replica's listening port
+	Port   int  // the replica's listening port
+	CRC    bool // feature "crc" agreed: frames carry checksums
 }
 
 // Serve runs the link with a replica that sent PSYNC on conn: it writes
@@ -156,16 +157,17 @@ func (p *Primary) Serve(conn net.Conn, req PSync, done <-chan struct{}) error {
 	}()
 	if cur != nil {
 		p.partOK.Add(1)
-		id, _ := p.log.ID()
 		l.acked.Store(uint64(req.Offset))
-		fmt.Fprintf(w, "+CONTINUE %s\r\n", id)
+		// The cursor's history: the replica's, or the one that continued
+		// it, which the replica then adopts.
+		fmt.Fprintf(w, "+CONTINUE %s\r\n", cur.ID())
 	} else {
 		if req.ID != "?" {
 			p.partErr.Add(1)
 		}
 		p.syncFull.Add(1)
 		var err error
-		if cur, err = p.fullSync(conn, w, l); err != nil {
+		if cur, err = p.fullSync(conn, w, l, req.CRC); err != nil {
 			return err
 		}
 	}
@@ -179,7 +181,7 @@ func (p *Primary) Serve(conn net.Conn, req PSync, done <-chan struct{}) error {
 		var buf []byte
 		for {
 			conn.SetReadDeadline(time.Now().Add(linkTimeout))
-			typ, payload, nbuf, err := readFrame(r, buf)
+			typ, payload, nbuf, err := readFrame(r, req.CRC, buf)
 			buf = nbuf
 			if err != nil {
 				readErr <- err
@@ -210,7 +212,7 @@ func (p *Primary) Serve(conn net.Conn, req PSync, done <-chan struct{}) error {
 		}
 		if wait == nil {
 			for _, pl := range batch {
-				if err := writeFrame(w, FrameBatch, pl); err != nil {
+				if err := writeFrame(w, req.CRC, FrameBatch, pl); err != nil {
 					return err
 				}
 			}
@@ -227,7 +229,7 @@ func (p *Primary) Serve(conn net.Conn, req PSync, done <-chan struct{}) error {
 		case <-wait:
 		case <-tick.C:
 			_, end := p.log.ID()
-			if err := writeU64Frame(w, FrameHeartbeat, end); err != nil {
+			if err := writeU64Frame(w, req.CRC, FrameHeartbeat, end); err != nil {
 				return err
 			}
 		case err := <-readErr:
@@ -241,7 +243,7 @@ func (p *Primary) Serve(conn net.Conn, req PSync, done <-chan struct{}) error {
 
 // fullSync writes +FULLRESYNC and a snapshot of the store, and returns a
 // cursor at the snapshot's offset.
-func (p *Primary) fullSync(conn net.Conn, w *bufio.Writer, l *link) (*Cursor, error) {
+func (p *Primary) fullSync(conn net.Conn, w *bufio.Writer, l *link, crc bool) (*Cursor, error) {
 	var cur *Cursor
 	var id string
 	var off uint64
@@ -265,18 +267,18 @@ func (p *Primary) fullSync(conn net.Conn, w *bufio.Writer, l *link) (*Cursor, er
 			return nil
 		}
 		conn.SetWriteDeadline(time.Now().Add(linkTimeout))
-		err := writeFrame(w, FrameRecords, buf)
+		err := writeFrame(w, crc, FrameRecords, buf)
 		buf = buf[:0]
 		return err
 	})
 	if err == nil && len(buf) > 0 {
-		err = writeFrame(w, FrameRecords, buf)
+		err = writeFrame(w, crc, FrameRecords, buf)
 	}
 	if err == nil {
 		var end []byte
 		end = binary.BigEndian.AppendUint64(end, n)
 		end = binary.BigEndian.AppendUint64(end, off)
-		err = writeFrame(w, FrameSnapEnd, end)
+		err = writeFrame(w, crc, FrameSnapEnd, end)
 	}
 	if err != nil {
 		cur.Close()

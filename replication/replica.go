@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,14 @@ type ReplicaConfig struct {
 	// follow the same history at the same offsets.
 	Log    *Log
 	Logger *slog.Logger
+	// Auth returns the masteruser and masterauth directives, read at
+	// every connection (CONFIG SET applies from the next one); pass ""
+	// sends no AUTH.
+	Auth func() (user, pass string)
+	// Loading, if set, is called with true before a full sync locks the
+	// engine for its load and with false after, so that the server
+	// answers -LOADING meanwhile instead of making readers wait.
+	Loading func(on bool)
 }
 
 // Replica follows a primary: it connects, syncs (partially from its
@@ -77,7 +86,11 @@ func StartReplica(cfg ReplicaConfig) *Replica {
 	} else if ok {
 		if id, off, err := decodeState(st); err == nil {
 			r.id, r.off = id, int64(off)
-			cfg.Log.Reset(id, off)
+			// A replica switching primaries keeps its backlog, for its
+			// own replicas, when the log is still that position's.
+			if lid, end := cfg.Log.ID(); lid != id || end != off {
+				cfg.Log.Reset(id, off)
+			}
 		}
 	}
 	go func() {
@@ -155,13 +168,26 @@ func (r *Replica) session(ctx context.Context, addr string) error {
 	r.mu.Lock()
 	id, off := r.id, r.off
 	r.mu.Unlock()
-	steps := [][]string{
-		{"PING"},
-		{"REPLCONF", "listening-port", strconv.Itoa(r.cfg.ListeningPort)},
-		append([]string{"REPLCONF", "eddy-proto", strconv.Itoa(ProtoVersion)}, Features...),
-		{"PSYNC", id, strconv.FormatInt(off, 10)},
+	var steps [][]string
+	// As Redis's replica does, AUTH comes first: a primary with
+	// requirepass refuses everything else before it.
+	if r.cfg.Auth != nil {
+		if user, pass := r.cfg.Auth(); pass != "" {
+			if user != "" {
+				steps = append(steps, []string{"AUTH", user, pass})
+			} else {
+				steps = append(steps, []string{"AUTH", pass})
+			}
+		}
 	}
+	steps = append(steps,
+		[]string{"PING"},
+		[]string{"REPLCONF", "listening-port", strconv.Itoa(r.cfg.ListeningPort)},
+		append([]string{"REPLCONF", "eddy-proto", strconv.Itoa(ProtoVersion)}, Features...),
+		[]string{"PSYNC", id, strconv.FormatInt(off, 10)},
+	)
 	var reply string
+	crc := false
 	for _, args := range steps {
 		if reply, err = roundTrip(br, bw, args); err != nil {
 			return err
@@ -169,8 +195,14 @@ func (r *Replica) session(ctx context.Context, addr string) error {
 		if strings.HasPrefix(reply, "-") {
 			return fmt.Errorf("primary refused %s: %s", args[0], reply[1:])
 		}
+		if args[0] == "REPLCONF" && args[1] == "eddy-proto" {
+			// "+OK crc" from a primary that checksums its frames; an
+			// older one answers "+OK".
+			fs := strings.Fields(reply)
+			crc = len(fs) > 1 && slices.Contains(fs[1:], FeatureCRC)
+		}
 	}
-	r.cfg.Logger.Debug("PSYNC answered", "id", id, "offset", off, "reply", reply)
+	r.cfg.Logger.Debug("PSYNC answered", "id", id, "offset", off, "reply", reply, "crc", crc)
 	f := strings.Fields(reply)
 	switch {
 	case len(f) == 3 && f[0] == "+FULLRESYNC":
@@ -178,19 +210,39 @@ func (r *Replica) session(ctx context.Context, addr string) error {
 		if err != nil {
 			return fmt.Errorf("bad reply to PSYNC: %q", reply)
 		}
-		if err := r.loadSnapshot(conn, br, f[1], o); err != nil {
+		if err := r.loadSnapshot(conn, br, crc, f[1], o); err != nil {
 			return err
 		}
-	case len(f) == 2 && f[0] == "+CONTINUE" && f[1] == id && off >= 0:
+	case len(f) == 2 && f[0] == "+CONTINUE" && off >= 0:
 		if lid, end := r.cfg.Log.ID(); lid != id || end != uint64(off) {
 			r.cfg.Log.Reset(id, uint64(off))
 		}
-		r.cfg.Logger.Info("partial resync from the primary", "primary", addr, "offset", off)
+		if nid := f[1]; nid != id {
+			if err := r.adopt(nid, uint64(off)); err != nil {
+				return err
+			}
+		}
+		r.cfg.Logger.Info("partial resync from the primary", "primary", addr, "offset", off, "id", f[1])
 	default:
 		return fmt.Errorf("bad reply to PSYNC: %q", reply)
 	}
 	r.setState("connected")
-	return r.follow(conn, br, bw)
+	return r.follow(conn, br, bw, crc)
+}
+
+// adopt takes history nid, under which the primary continues this
+// replica's history at off (it was promoted, or adopted it itself): the
+// store's position record names nid from now, and the log keeps the old
+// id as its previous history, as Redis's replica shifts its replid.
+func (r *Replica) adopt(nid string, off uint64) error {
+	if err := r.cfg.DB.SetReplState(encodeState(nid, off)); err != nil {
+		return err
+	}
+	r.cfg.Log.Shift(nid)
+	r.mu.Lock()
+	r.id = nid
+	r.mu.Unlock()
+	return nil
 }
 
 // roundTrip sends one command and reads its one-line reply.
@@ -211,9 +263,13 @@ func roundTrip(br *bufio.Reader, bw *bufio.Writer, args []string) (string, error
 
 // loadSnapshot replaces the store with the primary's snapshot, which
 // follows on the link, and records history id at offset off.
-func (r *Replica) loadSnapshot(conn net.Conn, br *bufio.Reader, id string, off uint64) error {
+func (r *Replica) loadSnapshot(conn net.Conn, br *bufio.Reader, crc bool, id string, off uint64) error {
 	r.setState("sync")
 	start := time.Now()
+	if r.cfg.Loading != nil {
+		r.cfg.Loading(true)
+		defer r.cfg.Loading(false)
+	}
 	fs, err := r.cfg.Engine.BeginFullSync()
 	if err != nil {
 		return err
@@ -227,7 +283,7 @@ func (r *Replica) loadSnapshot(conn net.Conn, br *bufio.Reader, id string, off u
 	var n uint64
 	for {
 		conn.SetReadDeadline(time.Now().Add(linkTimeout))
-		typ, payload, nbuf, err := readFrame(br, buf)
+		typ, payload, nbuf, err := readFrame(br, crc, buf)
 		buf = nbuf
 		if err != nil {
 			return errors.Join(err, fs.Abort())
@@ -263,12 +319,12 @@ func (r *Replica) loadSnapshot(conn net.Conn, br *bufio.Reader, id string, off u
 }
 
 // follow applies batches until the link fails, acking what it applied.
-func (r *Replica) follow(conn net.Conn, br *bufio.Reader, bw *bufio.Writer) error {
+func (r *Replica) follow(conn net.Conn, br *bufio.Reader, bw *bufio.Writer, crc bool) error {
 	var buf []byte
 	r.mu.Lock()
 	id, off := r.id, uint64(r.off)
 	r.mu.Unlock()
-	if err := writeU64Frame(bw, FrameAck, off); err != nil {
+	if err := writeU64Frame(bw, crc, FrameAck, off); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -276,7 +332,7 @@ func (r *Replica) follow(conn net.Conn, br *bufio.Reader, bw *bufio.Writer) erro
 	}
 	for {
 		conn.SetReadDeadline(time.Now().Add(linkTimeout))
-		typ, payload, nbuf, err := readFrame(br, buf)
+		typ, payload, nbuf, err := readFrame(br, crc, buf)
 		buf = nbuf
 		if err != nil {
 			return err
@@ -319,7 +375,7 @@ func (r *Replica) follow(conn net.Conn, br *bufio.Reader, bw *bufio.Writer) erro
 		}
 		if ack {
 			conn.SetWriteDeadline(time.Now().Add(linkTimeout))
-			if err := writeU64Frame(bw, FrameAck, off); err != nil {
+			if err := writeU64Frame(bw, crc, FrameAck, off); err != nil {
 				return err
 			}
 			if err := bw.Flush(); err != nil {

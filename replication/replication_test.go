@@ -5,7 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
@@ -42,37 +46,73 @@ func TestBatchRoundTrip(t *testing.T) {
 }
 
 func TestFrameRoundTrip(t *testing.T) {
+	for _, crc := range []bool{false, true} {
+		t.Run(fmt.Sprint("crc=", crc), func(t *testing.T) {
+			var buf bytes.Buffer
+			w := bufio.NewWriter(&buf)
+			rec := appendRecord(appendRecord(nil, []byte("k1"), []byte("v1")), []byte("k2"), nil)
+			if err := writeFrame(w, crc, FrameRecords, rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeU64Frame(w, crc, FrameAck, 7); err != nil {
+				t.Fatal(err)
+			}
+			w.Flush()
+			if got := buf.Bytes()[:5]; !bytes.Equal(got, []byte{'R', 0, 0, 0, byte(len(rec))}) {
+				t.Fatalf("header = %q", got)
+			}
+			wantLen := 2*frameHeader + len(rec) + 8
+			if crc {
+				wantLen += 4 * crcLen
+			}
+			if buf.Len() != wantLen {
+				t.Fatalf("two frames take %d bytes, want %d", buf.Len(), wantLen)
+			}
+			r := bufio.NewReader(&buf)
+			typ, p, _, err := readFrame(r, crc, nil)
+			if err != nil || typ != FrameRecords {
+				t.Fatal(typ, err)
+			}
+			var got []string
+			if err := eachRecord(p, func(k, v []byte) error { got = append(got, string(k)+"="+string(v)); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != "[k1=v1 k2=]" {
+				t.Fatalf("records = %v", got)
+			}
+			typ, p, _, err = readFrame(r, crc, nil)
+			if n, _ := decodeU64(p); err != nil || typ != FrameAck || n != 7 {
+				t.Fatalf("ack = %q %d %v", typ, n, err)
+			}
+			if _, _, _, err := readFrame(r, crc, nil); err == nil {
+				t.Fatal("read past the end")
+			}
+		})
+	}
+}
+
+// TestFrameChecksum flips every bit of a checksummed frame in turn: the
+// frame must never be read as valid, and a damaged header must be caught
+// before its length is trusted (the read fails at once, not at EOF).
+func TestFrameChecksum(t *testing.T) {
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
-	rec := appendRecord(appendRecord(nil, []byte("k1"), []byte("v1")), []byte("k2"), nil)
-	if err := writeFrame(w, FrameRecords, rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeU64Frame(w, FrameAck, 7); err != nil {
+	payload := AppendBatch(nil, 42, []stream.Change{{Kind: stream.Appended, Key: []byte("s")}}, []byte("repr-bytes"))
+	if err := writeFrame(w, true, FrameBatch, payload); err != nil {
 		t.Fatal(err)
 	}
 	w.Flush()
-	if got := buf.Bytes()[:5]; !bytes.Equal(got, []byte{'R', 0, 0, 0, byte(len(rec))}) {
-		t.Fatalf("header = %q", got)
-	}
-	r := bufio.NewReader(&buf)
-	typ, p, _, err := readFrame(r, nil)
-	if err != nil || typ != FrameRecords {
-		t.Fatal(typ, err)
-	}
-	var got []string
-	if err := eachRecord(p, func(k, v []byte) error { got = append(got, string(k)+"="+string(v)); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(got) != "[k1=v1 k2=]" {
-		t.Fatalf("records = %v", got)
-	}
-	typ, p, _, err = readFrame(r, nil)
-	if n, _ := decodeU64(p); err != nil || typ != FrameAck || n != 7 {
-		t.Fatalf("ack = %q %d %v", typ, n, err)
-	}
-	if _, _, _, err := readFrame(r, nil); err == nil {
-		t.Fatal("read past the end")
+	frame := buf.Bytes()
+	for i := range len(frame) * 8 {
+		bad := bytes.Clone(frame)
+		bad[i/8] ^= 1 << (i % 8)
+		// Followed by plenty of bytes, so that a damaged length that was
+		// trusted would read on instead of failing at EOF.
+		in := append(bad, make([]byte, 1<<12)...)
+		_, _, _, err := readFrame(bufio.NewReader(bytes.NewReader(in)), true, nil)
+		if !errors.Is(err, ErrChecksum) {
+			t.Fatalf("bit %d flipped: readFrame = %v, want a checksum error", i, err)
+		}
 	}
 }
 
@@ -219,4 +259,187 @@ func TestApplyMatchesPrimary(t *testing.T) {
 	if len(woken) != 20 {
 		t.Errorf("OnCommit saw %d appends, want 20", len(woken))
 	}
+}
+
+// TestLogShift: after Shift a reader of the previous history continues
+// from any offset up to where it ended (under the new id), one beyond it
+// does not, Reset forgets the previous history, and open cursors learn of
+// the new id by failing.
+func TestLogShift(t *testing.T) {
+	l := NewLog(1 << 20)
+	old, _ := l.ID()
+	open, err := l.NewCursor(old, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []uint64
+	for range 3 {
+		_, end := l.ID()
+		offs = append(offs, end)
+		l.AppendBatch([]byte("0123456789ab"), nil)
+	}
+	_, end := l.ID()
+	l.Shift("new")
+	if st := l.Stats(); st.ID != "new" || st.ID2 != old || st.End2 != end || st.End != end {
+		t.Fatalf("Stats after Shift = %+v", st)
+	}
+	if _, _, err := open.Next(nil, 1<<20); !errors.Is(err, ErrNewHistory) {
+		t.Fatalf("a cursor open across Shift: %v", err)
+	}
+	l.AppendBatch([]byte("written after the promotion"), nil)
+	_, newEnd := l.ID()
+	for _, tc := range []struct {
+		id   string
+		off  uint64
+		want bool
+	}{
+		{old, offs[0], true},
+		{old, offs[2], true},
+		{old, end, true},
+		{old, newEnd, false}, // beyond the old history's end
+		{old, offs[1] + 1, false},
+		{"new", offs[1], true},
+		{"new", newEnd, true},
+		{"other", end, false},
+	} {
+		if got := l.Covers(tc.id, tc.off); got != tc.want {
+			t.Errorf("Covers(%s, %d) = %v, want %v", tc.id, tc.off, got, tc.want)
+		}
+	}
+	c, err := l.NewCursor(old, offs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID() != "new" {
+		t.Errorf("a cursor of the previous history reads %q, want the new one", c.ID())
+	}
+	got, _, err := c.Next(nil, 1<<20)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("Next = %d payloads, %v; want the old history's last two and the new one", len(got), err)
+	}
+	c.Close()
+	l.Reset("third", 0)
+	if st := l.Stats(); st.ID2 != "" || l.Covers(old, 0) {
+		t.Fatalf("after Reset: %+v", st)
+	}
+}
+
+// TestReplicaOfPrimaryWithoutCRC: a primary from before feature "crc"
+// answers REPLCONF eddy-proto with a bare +OK; the replica then sends and
+// expects frames without checksums, and the link works both ways (the
+// primary reads its acks).
+func TestReplicaOfPrimaryWithoutCRC(t *testing.T) {
+	open := func(o stream.Options) (*storage.DB, *stream.Engine) {
+		db, err := storage.Open(storage.InMemory())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := stream.Open(db, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db, e
+	}
+	plog := NewLog(1 << 20)
+	_, peng := open(stream.Options{OnApply: plog.AppendBatch})
+	primary := NewPrimary(plog, peng, nil)
+	xadd := func() {
+		t.Helper()
+		if err := peng.Update(func(tx *stream.Tx) error {
+			_, _, err := tx.XAdd(0, []byte("s"), &stream.XAddArgs{Auto: true, Fields: [][]byte{[]byte("f"), []byte("v")}})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	xadd()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan struct{})
+	served := make(chan error, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			served <- err
+			return
+		}
+		br := bufio.NewReader(conn)
+		for {
+			args, err := readCommand(br)
+			if err != nil {
+				served <- err
+				return
+			}
+			switch args[0] {
+			case "PING":
+				fmt.Fprint(conn, "+PONG\r\n")
+			case "REPLCONF":
+				fmt.Fprint(conn, "+OK\r\n") // an old primary names no features
+			case "PSYNC":
+				served <- primary.Serve(conn, PSync{ID: args[1], Offset: -1, IP: "127.0.0.1"}, done)
+				return
+			}
+		}
+	}()
+
+	rdb, reng := open(stream.Options{})
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	pn, _ := strconv.Atoi(port)
+	r := StartReplica(ReplicaConfig{Host: "127.0.0.1", Port: pn, Engine: reng, DB: rdb, Log: NewLog(1 << 20)})
+	defer r.Stop()
+	xadd()
+	_, end := plog.ID()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		reps := primary.Replicas()
+		if st := r.Status(); st.LinkUp && st.Offset == int64(end) && len(reps) == 1 && reps[0].Offset == end {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %+v, primary sees %+v; want both at %d", r.Status(), primary.Replicas(), end)
+		}
+		select {
+		case err := <-served:
+			t.Fatalf("the link ended: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	var n int64
+	if err := reng.View(func(tx *stream.Tx) error {
+		var err error
+		n, err = tx.XLen(0, []byte("s"))
+		return err
+	}); err != nil || n != 2 {
+		t.Fatalf("XLEN s on the replica = %d, %v", n, err)
+	}
+	close(done)
+}
+
+// readCommand reads one RESP array of bulk strings.
+func readCommand(br *bufio.Reader) ([]string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+	if err != nil {
+		return nil, err
+	}
+	args := make([]string, n)
+	for i := range args {
+		if _, err := br.ReadString('\n'); err != nil { // $len
+			return nil, err
+		}
+		a, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		args[i] = strings.TrimSuffix(a, "\r\n")
+	}
+	return args, nil
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-streams/eddy/replication"
@@ -37,10 +39,36 @@ type replHub struct {
 	log     *replication.Log
 	primary *replication.Primary
 
-	mu      sync.Mutex
-	replica *replication.Replica // guarded by mu: nil on a primary
-	host    string               // guarded by mu
-	port    int                  // guarded by mu
+	// switchMu serialises REPLICAOF, promotion and shutdown. They stop
+	// the replica side, which waits for its goroutine, without mu: a
+	// command that reads the status (INFO) must never wait for that
+	// goroutine, which may itself be waiting for commands (loadMu).
+	switchMu sync.Mutex
+	mu       sync.Mutex
+	replica  *replication.Replica // guarded by mu: nil on a primary
+	host     string               // guarded by mu
+	port     int                  // guarded by mu
+
+	// loading is set while the replica side loads a full sync, which
+	// holds the engine locked: commands are answered -LOADING instead of
+	// waiting for the whole load (dispatch). loadMu is held shared, on a
+	// replica, by a command from its loading check until it ends, and
+	// exclusively by the replica once it set loading and before it locks
+	// the engine: a command that passed the check before loading was set
+	// has finished by then, so none waits for the load.
+	loading atomic.Bool
+	loadMu  sync.RWMutex
+}
+
+// setLoading is the replica side's Loading hook.
+func (s *Server) setLoading(on bool) {
+	h := &s.repl
+	h.loading.Store(on)
+	if on {
+		h.loadMu.Lock()
+		//lint:ignore SA2001 the wait for the running commands is the point
+		h.loadMu.Unlock()
+	}
 }
 
 // isClosing reports whether shutdown has begun.
@@ -55,6 +83,7 @@ func (s *Server) isClosing() bool {
 type replConn struct {
 	port  int
 	proto bool // REPLCONF eddy-proto agreed
+	crc   bool // and its feature "crc"
 	psync *replication.PSync
 }
 
@@ -62,48 +91,68 @@ type replConn struct {
 // directive or REPLICAOF).
 func (s *Server) follow(host string, port int) {
 	h := &s.repl
+	h.switchMu.Lock()
+	defer h.switchMu.Unlock()
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.replica != nil {
-		h.replica.Stop()
+	old := h.replica
+	h.mu.Unlock()
+	if old != nil {
+		old.Stop()
 	}
 	s.engine.SetFollower(true)
-	h.host, h.port = host, port
-	h.replica = replication.StartReplica(replication.ReplicaConfig{
+	r := replication.StartReplica(replication.ReplicaConfig{
 		Host: host, Port: port, ListeningPort: s.port,
 		Engine: s.engine, DB: s.db, Log: h.log, Logger: s.logger,
+		Auth: func() (string, string) {
+			c := s.cfg.Snapshot()
+			return c.MasterUser, c.MasterAuth
+		},
+		Loading: s.setLoading,
 	})
+	h.mu.Lock()
+	h.replica, h.host, h.port = r, host, port
+	h.mu.Unlock()
 	s.logger.Info("following a primary", "primary", net.JoinHostPort(host, strconv.Itoa(port)))
 }
 
-// promote stops following (REPLICAOF NO ONE): the server starts a new
-// history and drops its replication state, since its data will now leave
-// the primary's history.
+// promote stops following (REPLICAOF NO ONE). The server starts a new
+// history where the primary's ends and keeps that one as its previous
+// history, with the backlog (Redis 7's shiftReplicationId): the other
+// replicas of the old primary resync partially from it. It drops its
+// position record, since its data will now leave the old history.
 func (s *Server) promote() error {
 	h := &s.repl
+	h.switchMu.Lock()
+	defer h.switchMu.Unlock()
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.replica == nil {
+	r := h.replica
+	h.mu.Unlock()
+	if r == nil {
 		return nil
 	}
-	h.replica.Stop()
-	h.replica = nil
-	_, end := h.log.ID()
-	h.log.Reset(replication.NewID(), end)
+	r.Stop()
+	h.log.Shift(replication.NewID())
 	err := s.db.SetReplState(nil)
+	h.mu.Lock()
+	h.replica = nil
+	h.mu.Unlock()
 	s.engine.SetFollower(false)
-	s.logger.Info("promoted to primary")
+	st := h.log.Stats()
+	s.logger.Info("promoted to primary", "replid", st.ID, "replid2", st.ID2, "offset", st.End)
 	return err
 }
 
 // stopReplication ends the replica side before the store closes.
 func (s *Server) stopReplication() {
 	h := &s.repl
+	h.switchMu.Lock()
+	defer h.switchMu.Unlock()
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.replica != nil {
-		h.replica.Stop()
-		h.replica = nil
+	r := h.replica
+	h.replica = nil
+	h.mu.Unlock()
+	if r != nil {
+		r.Stop()
 	}
 }
 
@@ -112,11 +161,12 @@ func (s *Server) stopReplication() {
 func (s *Server) replicaStatus() (replication.ReplicaStatus, bool) {
 	h := &s.repl
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.replica == nil {
+	r := h.replica
+	h.mu.Unlock()
+	if r == nil {
 		return replication.ReplicaStatus{}, false
 	}
-	return h.replica.Status(), true
+	return r.Status(), true
 }
 
 // splitHostPort parses the replicaof directive's "host port".
@@ -249,9 +299,17 @@ func cmdReplConf(ctx *cmdContext) {
 				return
 			}
 			// The features that follow are this version's; a feature
-			// unknown here is one this side does not use.
+			// unknown here is one this side does not use. The answer
+			// names those that change the wire, so that the replica
+			// knows this side uses them (an older primary names none).
+			asked := make([]string, 0, len(args)-2)
+			for _, f := range args[2:] {
+				asked = append(asked, string(f))
+			}
+			agreed := replication.AgreedFeatures(asked)
 			c.repl.proto = true
-			ctx.w.Simple("OK")
+			c.repl.crc = slices.Contains(agreed, replication.FeatureCRC)
+			ctx.w.Simple(strings.Join(append([]string{"OK"}, agreed...), " "))
 			return
 		case argIs(opt, "capa"), argIs(opt, "ip-address"):
 		default:
@@ -274,8 +332,15 @@ func cmdPSync(ctx *cmdContext) {
 		ctx.w.Error(errValueNotInteger)
 		return
 	}
+	// As Redis: a replica serves its own replicas only while it follows
+	// its primary, so that they never sync a history it is about to
+	// replace (they retry).
+	if st, ok := c.s.replicaStatus(); ok && !st.LinkUp {
+		ctx.w.Error(errNoMasterLink)
+		return
+	}
 	ip, _, _ := net.SplitHostPort(c.addr)
-	c.repl.psync = &replication.PSync{ID: string(ctx.args[1]), Offset: off, IP: ip, Port: c.repl.port}
+	c.repl.psync = &replication.PSync{ID: string(ctx.args[1]), Offset: off, IP: ip, Port: c.repl.port, CRC: c.repl.crc}
 }
 
 // serveReplicaLink takes a connection that sent PSYNC out of redcon and
@@ -349,9 +414,17 @@ func (s *Server) infoReplication(line func(k string, v any)) {
 	}
 	line("master_failover_state", "no-failover")
 	line("master_replid", st.ID)
-	line("master_replid2", strings.Repeat("0", 40))
-	line("master_repl_offset", st.End)
-	line("second_repl_offset", -1)
+	if st.ID2 != "" {
+		// Redis's second_repl_offset is one past the previous history's
+		// last byte.
+		line("master_replid2", st.ID2)
+		line("master_repl_offset", st.End)
+		line("second_repl_offset", st.End2+1)
+	} else {
+		line("master_replid2", strings.Repeat("0", 40))
+		line("master_repl_offset", st.End)
+		line("second_repl_offset", -1)
+	}
 	line("repl_backlog_active", 1)
 	line("repl_backlog_size", st.Limit)
 	line("repl_backlog_first_byte_offset", st.Start)

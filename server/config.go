@@ -46,6 +46,8 @@ type Config struct {
 	// a primary, and the bytes of log kept for partial resyncs.
 	ReplicaOf       string // "host port"
 	ReplBacklogSize int64
+	MasterAuth      string // password a replica AUTHs with to its primary
+	MasterUser      string // user for MasterAuth; "" = AUTH with the password alone
 
 	// LogLevelVar, when set, follows LogLevel: a successful CONFIG SET of
 	// loglevel stores the new level in it, so a slog handler built on it
@@ -148,6 +150,12 @@ var configTable = []configDirectiveSpec{
 	{name: "repl-backlog-size", def: "1mb",
 		usage: "bytes of replication log kept so that a replica that reconnects resyncs partially",
 		value: configMemory(1, math.MaxInt64, func(c *Config) *int64 { return &c.ReplBacklogSize })},
+	{name: "masterauth", def: "",
+		usage: "password a replica sends (AUTH) to a primary with requirepass; used from the next connection",
+		value: configText(func(c *Config) *string { return &c.MasterAuth })},
+	{name: "masteruser", def: "",
+		usage: "user a replica AUTHs as with masterauth; empty sends AUTH <masterauth> alone",
+		value: configText(func(c *Config) *string { return &c.MasterUser })},
 	// Fixed facts about Eddy under Redis's names, because tools ask for
 	// them (redis-benchmark reads save and appendonly, BullMQ checks
 	// maxmemory-policy) and a redis.conf may set them to these values.

@@ -169,6 +169,15 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 		s.reject(c, spec, errReadOnlyReplica)
 		return
 	}
+	if spec.flags&flagNoKeyspace == 0 && s.engine.Follower() {
+		// From the loading check to the end: see replHub.loadMu.
+		s.repl.loadMu.RLock()
+		defer s.repl.loadMu.RUnlock()
+	}
+	if s.repl.loading.Load() && loadingRefuses(spec) {
+		s.reject(c, spec, errLoading)
+		return
+	}
 	if c.multi != nil && spec.flags&flagNoQueue == 0 {
 		if spec.flags&flagNoMulti != 0 {
 			s.reject(c, spec, errNotInMulti)
@@ -188,6 +197,14 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 		s.block(ctx)
 	}
 	*ctx = cmdContext{}
+}
+
+// loadingRefuses reports whether a replica loading a full sync answers
+// spec -LOADING: as in Redis, every command without the loading flag.
+// Of those with it, INFO and WATCH need the keyspace, which the load
+// holds locked: INFO runs without it (call), WATCH is refused too.
+func loadingRefuses(spec *commandSpec) bool {
+	return spec.flags&flagLoading == 0 || spec.flags&flagNoKeyspace == 0 && spec.name != "info"
 }
 
 // call runs a command and counts it. tx is the transaction to run in
@@ -213,6 +230,9 @@ func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx, start t
 		if err != nil && !errors.Is(err, errRollback) {
 			s.replaceReply(ctx, mark, err)
 		}
+	case s.repl.loading.Load() && !loadingRefuses(spec):
+		// INFO on a loading replica (loadingRefuses): no keyspace.
+		spec.handler(ctx)
 	default:
 		err := s.engine.View(func(t *stream.Tx) error {
 			ctx.tx = t

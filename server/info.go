@@ -131,7 +131,11 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			line("mem_allocator", "go")
 		case "persistence":
 			section("Persistence")
-			line("loading", 0)
+			loading := 0
+			if s.repl.loading.Load() {
+				loading = 1 // a replica loading a full sync (-LOADING meanwhile)
+			}
+			line("loading", loading)
 			line("async_loading", 0)
 			line("rdb_changes_since_last_save", 0)
 			line("rdb_bgsave_in_progress", 0)

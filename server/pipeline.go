@@ -26,7 +26,9 @@ import (
 // else (MULTI, EXEC, WATCH, SELECT, AUTH, reads, a blocking XREADGROUP)
 // ends a group.
 func (s *Server) groupable(c *client, args [][]byte) *commandSpec {
-	if len(args) == 0 || c.multi != nil || !c.isAuthed() {
+	// A replica's writes go one by one through dispatch, which refuses
+	// them (-READONLY).
+	if len(args) == 0 || c.multi != nil || !c.isAuthed() || s.engine.Follower() {
 		return nil
 	}
 	spec, _ := s.lookup(args)

@@ -135,7 +135,9 @@ func (e *Engine) loadVersionsLocked() error {
 
 // FullSync loads a primary's snapshot in place of the whole store. While
 // it is open the engine is locked: reads wait (a replica has nothing
-// consistent to serve halfway). Close it with Finish or Abort.
+// consistent to serve halfway), so the server answers -LOADING instead of
+// starting them (replication.ReplicaConfig.Loading). Close it with Finish
+// or Abort.
 type FullSync struct {
 	e      *Engine
 	b      *storage.Batch

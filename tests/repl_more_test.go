@@ -266,3 +266,27 @@ func TestReplRoleAndInfoOnPrimary(t *testing.T) {
 		}
 	})
 }
+
+// TestReplPipelinedWritesRefused: writes pipelined to a replica (which a
+// primary would run as one group) are refused one by one, as Redis
+// refuses them, and the replica's data stays the primary's.
+func TestReplPipelinedWritesRefused(t *testing.T) {
+	skipAgainstRedis(t)
+	ctx := context.Background()
+	p := startEddy(t)
+	pc := p.Client()
+	pc.Set(ctx, "a", "primary", 0)
+	_, rc := startReplica(t, p.Addr())
+	waitCaughtUp(t, pc, 1)
+	pipe := rc.Pipeline()
+	pipe.Set(ctx, "a", "replica", 0)
+	pipe.Set(ctx, "b", "replica", 0)
+	pipe.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"f", "v"}})
+	cmds, _ := pipe.Exec(ctx)
+	for _, c := range cmds {
+		if err := c.Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+			t.Errorf("pipelined %v on a replica: %v, want READONLY", c.Args(), err)
+		}
+	}
+	compareServers(t, pc, rc)
+}

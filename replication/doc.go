@@ -107,7 +107,8 @@
 //
 //   - The log holds batches in the order the store applied them: the hook
 //     runs under stream.Engine.mu, as does a replica's apply.
-//   - A snapshot for a full sync is taken with Engine.mu held shared, and
+//   - A snapshot for a full sync is taken while no group can be built or
+//     applied (stream.Engine.Snapshot holds the engine's writer lock), and
 //     the log's end is read in the same critical section: the snapshot
 //     holds exactly the batches below that offset.
 //   - A replica applies one batch as one Pebble batch (data and position

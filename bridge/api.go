@@ -2,11 +2,14 @@ package bridge
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +28,10 @@ type api struct {
 	domain string
 	log    *slog.Logger
 	now    func() time.Time
+	cons   *consumers // push consumers (consumer.go); nil refuses them
+	// serverName is what STREAM.INFO reports as the cluster leader: the
+	// embedded server's name, "eddy" on an external server.
+	serverName string
 
 	total, errs atomic.Uint64 // for $JS.API.INFO's api section
 }
@@ -43,17 +50,69 @@ func (a *api) subscriptions() []string {
 		a.prefix + "STREAM.INFO.*",
 		a.prefix + "STREAM.MSG.GET.*",
 		a.prefix + "DIRECT.GET.>",
+		a.prefix + "CONSUMER.CREATE.>",
+		a.prefix + "CONSUMER.DURABLE.CREATE.>",
+		a.prefix + "CONSUMER.DELETE.*.*",
+		a.prefix + "CONSUMER.INFO.*.*",
+	}
+}
+
+// replier takes a request's replies, in order.
+type replier interface {
+	send(hdr, data []byte)
+}
+
+// inline says whether a request is cheap enough to answer on the
+// connection's read loop: a Direct Get or message get of one message
+// found through an index (by sequence, or last for a literal subject).
+// Batches, walks by subject, wildcards and everything else go to the
+// workers.
+func (a *api) inline(subject string, data []byte) bool {
+	rest, ok := strings.CutPrefix(subject, a.prefix)
+	if !ok || !(strings.HasPrefix(rest, "DIRECT.GET.") || strings.HasPrefix(rest, "STREAM.MSG.GET.")) {
+		return false
+	}
+	return !strings.ContainsAny(rest, "*>") && !bytes.ContainsAny(data, "*>") &&
+		!bytes.Contains(data, []byte(`"batch"`)) && !bytes.Contains(data, []byte(`"multi_last"`)) &&
+		!bytes.Contains(data, []byte(`"next_by_subj"`)) && !bytes.Contains(data, []byte(`"start_time"`))
+}
+
+// respond answers one request through out: a Direct Get (which may
+// reply with several messages), else what serve answers.
+func (a *api) respond(subject string, hdr, data []byte, out replier) {
+	if rest, ok := strings.CutPrefix(subject, a.prefix+"DIRECT.GET."); ok {
+		a.total.Add(1)
+		name, key, shortcut := strings.Cut(rest, ".")
+		if err := a.directGet(subject, name, key, shortcut, hdr, data, out); err != nil {
+			// A store failure: answer as the server does when a read
+			// fails inside JetStream, rather than leave the client
+			// waiting.
+			a.log.Error("nats bridge: read failed", "subject", subject, "err", err)
+			a.errs.Add(1)
+			out.send([]byte(fmt.Sprintf("NATS/1.0 500 %v\r\n\r\n", oneLine(err.Error()))), nil)
+		}
+		return
+	}
+	rhdr, rdata := a.serve(subject, hdr, data)
+	if rhdr != nil || rdata != nil {
+		out.send(rhdr, rdata)
 	}
 }
 
 // serve answers one request. A nil header and nil data mean no reply at
 // all, which only happens when the server would not answer either.
-func (a *api) serve(subject string, data []byte) (rhdr, rdata []byte) {
+func (a *api) serve(subject string, hdr, data []byte) (rhdr, rdata []byte) {
 	rest, ok := strings.CutPrefix(subject, a.prefix)
 	if !ok {
 		return nil, nil
 	}
 	a.total.Add(1)
+	if errorOnRequiredApiLevel(hdr) {
+		if r := levelError(rest); r != nil {
+			a.errs.Add(1)
+			return nil, r
+		}
+	}
 	var err error
 	switch {
 	case rest == "INFO":
@@ -66,9 +125,8 @@ func (a *api) serve(subject string, data []byte) (rhdr, rdata []byte) {
 		rdata, err = a.streamInfo(subject, rest[len("STREAM.INFO."):], data)
 	case strings.HasPrefix(rest, "STREAM.MSG.GET."):
 		rdata, err = a.msgGet(subject, rest[len("STREAM.MSG.GET."):], data)
-	case strings.HasPrefix(rest, "DIRECT.GET."):
-		name, key, shortcut := strings.Cut(rest[len("DIRECT.GET."):], ".")
-		rhdr, rdata, err = a.directGet(subject, name, key, shortcut, data)
+	case strings.HasPrefix(rest, "CONSUMER."):
+		rdata, err = a.consumerRequest(subject, rest, data)
 	default:
 		return nil, nil
 	}
@@ -77,9 +135,6 @@ func (a *api) serve(subject string, data []byte) (rhdr, rdata []byte) {
 		// inside JetStream, rather than leave the client waiting.
 		a.log.Error("nats bridge: read failed", "subject", subject, "err", err)
 		a.errs.Add(1)
-		if strings.HasPrefix(rest, "DIRECT.GET.") {
-			return []byte(fmt.Sprintf("NATS/1.0 500 %v\r\n\r\n", oneLine(err.Error()))), nil
-		}
 		return nil, mustJSON(server.ApiResponse{Type: "io.nats.jetstream.api.v1.error", Error: &server.ApiError{Code: 500, Description: err.Error()}})
 	}
 	return rhdr, rdata
@@ -155,23 +210,25 @@ func validStreamName(name []byte) bool {
 
 // directGet answers $JS.API.DIRECT.GET.<name>[.<key>] as nats-server's
 // processDirectGetRequest / processDirectGetLastBySubjectRequest /
-// getDirectRequest do. A stream that does not exist has no subscriber on
-// a real server, so the requester gets the no-responders status.
-func (a *api) directGet(subject, name, key string, shortcut bool, msg []byte) (hdr, data []byte, err error) {
-	exists := func() (bool, error) {
+// getDirectRequest / getDirectMulti do, checks in the same order. A
+// stream that does not exist has no subscriber on a real server, so the
+// requester gets the no-responders status.
+func (a *api) directGet(subject, name, key string, shortcut bool, reqHdr, msg []byte, out replier) error {
+	refuse := func(status []byte) error {
 		_, ok, err := a.store.State(name)
-		return ok, err
-	}
-	refuse := func(status []byte) ([]byte, []byte, error) {
-		ok, err := exists()
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if !ok {
-			return noResponders(subject), nil, nil
+			out.send(noResponders(subject), nil)
+			return nil
 		}
 		a.errs.Add(1)
-		return status, nil, nil
+		out.send(status, nil)
+		return nil
+	}
+	if errorOnRequiredApiLevel(reqHdr) {
+		return refuse(statusRequiredApiLevel)
 	}
 	var req server.JSApiMsgGetRequest
 	if shortcut {
@@ -192,7 +249,9 @@ func (a *api) directGet(subject, name, key string, shortcut bool, msg []byte) (h
 		if len(msg) == 0 {
 			return refuse(statusEmptyRequest)
 		}
-		if err := json.Unmarshal(msg, &req); err != nil {
+		if seq, ok := seqOnlyRequest(msg); ok {
+			req.Seq = seq
+		} else if err := json.Unmarshal(msg, &req); err != nil {
 			return refuse(statusMalformedRequest)
 		}
 		if req.Seq == 0 && req.LastFor == "" && req.NextFor == "" && len(req.MultiLastFor) == 0 && req.StartTime == nil {
@@ -208,22 +267,260 @@ func (a *api) directGet(subject, name, key string, shortcut bool, msg []byte) (h
 			(req.UpToSeq > 0 && req.UpToTime != nil) {
 			return refuse(statusBadRequest)
 		}
-		if req.Batch > 0 || len(req.MultiLastFor) > 0 || req.StartTime != nil {
-			return refuse(statusNotImplemented)
+	}
+	noStream := func() error {
+		out.send(noResponders(subject), nil)
+		return nil
+	}
+	if len(req.MultiLastFor) > 0 {
+		return a.directMulti(name, &req, out, noStream)
+	}
+
+	seq := req.Seq
+	if req.StartTime != nil {
+		s, ok, err := a.store.SeqFromTime(name, *req.StartTime)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return noStream()
+		}
+		seq = s
+	}
+	// A batch (any batch but 0, as the server reads it) counts what is
+	// pending before it starts and ends with an EOB status.
+	batch, isBatch := req.Batch, req.Batch != 0
+	var np, validThrough uint64
+	if isBatch {
+		var err error
+		if np, validThrough, err = a.numPending(name, seq, req.NextFor); err != nil {
+			return err
+		}
+	} else {
+		batch = 1
+	}
+	maxBytes := req.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = server.MAX_PENDING_SIZE // the server's max_pending, by default
+	}
+	var lseq uint64
+	var sentBytes int
+	for i := 0; i < batch; i++ {
+		var e stream.SeqEntry
+		var ok bool
+		var err error
+		switch {
+		case seq > 0 && req.NextFor == "":
+			if i == 0 && !isBatch {
+				e, ok, err = a.store.BySeq(name, seq)
+			} else {
+				e, ok, err = a.store.NextBySubject(name, seq, "")
+				if ok {
+					seq = e.Seq
+				}
+			}
+			seq++
+		case req.NextFor != "":
+			e, ok, err = a.store.NextBySubject(name, seq, req.NextFor)
+			if ok {
+				seq = e.Seq
+			}
+			seq++
+		default:
+			e, ok, err = a.store.LastBySubject(name, req.LastFor)
+		}
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if batch > 1 && i > 0 {
+				break
+			}
+			return refuse(statusNotFound)
+		}
+		var hdr []byte
+		if !req.NoHeaders {
+			hdr = appendDirectFields(make([]byte, 0, 256), name, e)
+			if isBatch {
+				if np > 0 {
+					np--
+				}
+				hdr = appendBatchFields(hdr, np, lseq)
+			}
+			hdr = append(hdr, "\r\n"...)
+		}
+		lseq = e.Seq
+		data := payload(e)
+		out.send(hdr, data)
+		if batch == 1 {
+			break // max_bytes only cuts a batch short
+		}
+		sentBytes += len(e.Subject) + len(appendEntryHeader(nil, e)) + len(data)
+		if sentBytes >= maxBytes {
+			break
 		}
 	}
-	e, ok, err := a.lookup(name, &req)
+	if isBatch {
+		st, _, err := a.store.State(name)
+		if err != nil {
+			return err
+		}
+		if st.LastSeq > validThrough {
+			if np, _, err = a.numPending(name, seq, req.NextFor); err != nil {
+				return err
+			}
+		}
+		out.send(fmt.Appendf(nil, "NATS/1.0 204 EOB\r\nNats-Num-Pending: %d\r\nNats-Last-Sequence: %d\r\n\r\n", np, lseq), nil)
+	}
+	return nil
+}
+
+// maxMultiLast is the most subjects a multi_last Direct Get answers
+// (getDirectMulti's maxAllowedResponses).
+const maxMultiLast = 1024
+
+// directMulti answers a multi_last Direct Get as getDirectMulti does: the
+// last message of every subject matching one of the filters, up to a
+// sequence, in sequence order, then an EOB status.
+func (a *api) directMulti(name string, req *server.JSApiMsgGetRequest, out replier, noStream func() error) error {
+	maxBytes := req.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = server.MAX_PENDING_SIZE
+	}
+	st, ok, err := a.store.State(name)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if !ok {
-		return refuse(statusNotFound)
+		return noStream()
 	}
-	data = payload(e)
-	if req.NoHeaders {
-		return nil, data, nil
+	upTo := req.UpToSeq
+	if req.UpToTime != nil {
+		if upTo, _, err = a.store.SeqFromTime(name, *req.UpToTime); err != nil {
+			return err
+		}
+		if upTo <= st.FirstSeq {
+			out.send(statusNoResults, nil)
+			return nil
+		}
+		upTo-- // the last sequence before the time
 	}
-	return appendDirectHeader(nil, name, e), data, nil
+	if upTo == 0 {
+		upTo = st.LastSeq
+	} else if upTo > st.LastSeq {
+		// The file store finds no message block holding upTo, and so
+		// no messages.
+		out.send(statusNoResults, nil)
+		return nil
+	}
+	last := map[string]stream.SeqEntry{}
+	tooMany := false
+	err = a.store.Scan(name, 0, func(e stream.SeqEntry) bool {
+		if e.Seq > upTo {
+			return false
+		}
+		for _, f := range req.MultiLastFor {
+			if stream.SubjectMatches(f, e.Subject) {
+				last[string(e.Subject)] = e
+				break
+			}
+		}
+		tooMany = len(last) > maxMultiLast
+		return !tooMany
+	})
+	if err != nil {
+		return err
+	}
+	if tooMany {
+		out.send(statusTooManyResults, nil)
+		return nil
+	}
+	if len(last) == 0 {
+		out.send(statusNoResults, nil)
+		return nil
+	}
+	es := slices.SortedFunc(maps.Values(last), func(x, y stream.SeqEntry) int { return cmp.Compare(x.Seq, y.Seq) })
+	np := uint64(len(es))
+	var lseq uint64
+	var sentBytes, sent int
+	for _, e := range es {
+		if np > 0 {
+			np--
+		}
+		if e.Seq < req.Seq {
+			continue
+		}
+		hdr := appendDirectFields(nil, name, e)
+		hdr = append(appendBatchFields(hdr, np, lseq), "\r\n"...)
+		lseq = e.Seq
+		data := payload(e)
+		out.send(hdr, data)
+		sentBytes += len(e.Subject) + len(appendEntryHeader(nil, e)) + len(data)
+		if sentBytes >= maxBytes {
+			break
+		}
+		sent++
+		if req.Batch > 0 && sent >= req.Batch {
+			break
+		}
+	}
+	out.send(fmt.Appendf(nil, "NATS/1.0 204 EOB\r\nNats-Num-Pending: %d\r\nNats-Last-Sequence: %d\r\nNats-UpTo-Sequence: %d\r\n\r\n", np, lseq, upTo), nil)
+	return nil
+}
+
+// numPending is the store's NumPending(from, filter): live messages from
+// sequence from on whose subject matches filter ("" all), and the last
+// sequence the count is valid through.
+func (a *api) numPending(name string, from uint64, filter string) (n, validThrough uint64, err error) {
+	st, ok, err := a.store.State(name)
+	if err != nil || !ok {
+		return 0, 0, err
+	}
+	switch {
+	case filter == "" && from <= st.FirstSeq:
+		return st.Messages, st.LastSeq, nil
+	case filter == "" && st.LastSeq-st.FirstSeq+1 == st.Messages:
+		// No gaps: every sequence from on is a message.
+		if from > st.LastSeq {
+			return 0, st.LastSeq, nil
+		}
+		return st.LastSeq - from + 1, st.LastSeq, nil
+	}
+	err = a.store.Scan(name, from, func(e stream.SeqEntry) bool {
+		if e.Seq > st.LastSeq {
+			return false
+		}
+		if filter == "" || stream.SubjectMatches(filter, e.Subject) {
+			n++
+		}
+		return true
+	})
+	return n, st.LastSeq, err
+}
+
+// seqOnlyRequest reads the commonest Direct Get body, {"seq":N}, without
+// the JSON decoder; anything else is left to it.
+func seqOnlyRequest(msg []byte) (uint64, bool) {
+	digits, ok := bytes.CutPrefix(msg, []byte(`{"seq":`))
+	if !ok {
+		return 0, false
+	}
+	digits, ok = bytes.CutSuffix(digits, []byte("}"))
+	if !ok || len(digits) == 0 || len(digits) > 20 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false // the decoder's overflow error
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // lookup is the part of getDirectRequest and jsMsgGetRequest that picks
@@ -272,7 +569,14 @@ func (a *api) msgGet(subject, name string, msg []byte) ([]byte, error) {
 		return fail(server.NewJSStreamNotFoundError())
 	}
 	if req.StartTime != nil {
-		return fail(server.NewJSBadRequestError(server.Unless(errors.New("start_time is not supported by the Eddy bridge"))))
+		seq, ok, err := a.store.SeqFromTime(name, *req.StartTime)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return fail(server.NewJSStreamNotFoundError())
+		}
+		req.Seq = seq
 	}
 	e, ok, err := a.lookup(name, &req)
 	if err != nil {
@@ -296,8 +600,8 @@ func (a *api) msgGet(subject, name string, msg []byte) ([]byte, error) {
 // streamInfo answers $JS.API.STREAM.INFO.<name>.
 func (a *api) streamInfo(subject, name string, msg []byte) ([]byte, error) {
 	resp := server.JSApiStreamInfoResponse{ApiResponse: server.ApiResponse{Type: server.JSApiStreamInfoResponseType}}
+	var req server.JSApiStreamInfoRequest
 	if isJSONObjectOrArray(msg) {
-		var req server.JSApiStreamInfoRequest
 		if err := unmarshalStrict(msg, &req); err != nil {
 			a.errs.Add(1)
 			resp.Error = server.NewJSInvalidJSONError(err)
@@ -313,17 +617,63 @@ func (a *api) streamInfo(subject, name string, msg []byte) ([]byte, error) {
 		resp.Error = server.NewJSStreamNotFoundError()
 		return mustJSON(resp), nil
 	}
-	resp.StreamInfo = a.info(name, st)
+	if resp.StreamInfo, err = a.info(name, st); err != nil {
+		return nil, err
+	}
+	if req.SubjectsFilter != "" {
+		counts, err := a.subjectCounts(name, req.SubjectsFilter)
+		if err != nil {
+			return nil, err
+		}
+		// As jsStreamInfoRequest pages them: all when they fit, else
+		// a sorted page from the offset.
+		if n := len(counts); n > 0 {
+			offset := max(req.Offset, 0)
+			resp.Offset, resp.Limit, resp.Total = offset, server.JSMaxSubjectDetails, n
+			if offset == 0 && n <= server.JSMaxSubjectDetails {
+				resp.StreamInfo.State.Subjects = counts
+			} else {
+				subjects := slices.Sorted(maps.Keys(counts))
+				offset = min(offset, n)
+				end := min(offset+server.JSMaxSubjectDetails, n)
+				var pg map[string]uint64
+				if end > offset {
+					pg = make(map[string]uint64, end-offset)
+					for _, s := range subjects[offset:end] {
+						pg[s] = counts[s]
+					}
+				}
+				resp.StreamInfo.State.Subjects = pg
+			}
+		}
+	}
 	return mustJSON(resp), nil
+}
+
+// subjectCounts is the store's SubjectsTotals: live messages per subject
+// matching filter. It walks the stream.
+func (a *api) subjectCounts(name, filter string) (map[string]uint64, error) {
+	counts := map[string]uint64{}
+	err := a.store.Scan(name, 0, func(e stream.SeqEntry) bool {
+		if stream.SubjectMatches(filter, e.Subject) {
+			counts[string(e.Subject)]++
+		}
+		return true
+	})
+	return counts, err
 }
 
 // info is JetStream's view of one stream: a limits-retention file
 // stream without limits, with Direct Get allowed, that NATS cannot
 // write to (it is Redis's), and its state from the sequence view.
-func (a *api) info(name string, st stream.SeqState) *server.StreamInfo {
+func (a *api) info(name string, st stream.SeqState) (*server.StreamInfo, error) {
+	subjects, numSubjects, err := a.configSubjects(name)
+	if err != nil {
+		return nil, err
+	}
 	cfg := server.StreamConfig{
 		Name:         name,
-		Subjects:     streamSubjects(name),
+		Subjects:     subjects,
 		Retention:    server.LimitsPolicy,
 		MaxConsumers: -1,
 		MaxMsgs:      -1,
@@ -337,16 +687,26 @@ func (a *api) info(name string, st stream.SeqState) *server.StreamInfo {
 		AllowDirect:  true,
 		DenyDelete:   true,
 		DenyPurge:    true,
+		// What nats-server v2.11+ puts in every stream's config: the API
+		// level the stream needs (0: nothing newer than the first) and
+		// the serving server's version and level (the nats CLI shows
+		// them as Host Version and Required API Level).
+		Metadata: map[string]string{
+			server.JSRequiredLevelMetadataKey: "0",
+			server.JSServerVersionMetadataKey: server.VERSION,
+			server.JSServerLevelMetadataKey:   strconv.Itoa(server.JSApiLevel),
+		},
 	}
 	if strings.HasPrefix(name, "KV_") {
 		cfg.MaxMsgsPer = kvHistory
 		cfg.AllowRollup = true
 	}
 	state := server.StreamState{
-		Msgs:     st.Messages,
-		Bytes:    st.Bytes,
-		FirstSeq: st.FirstSeq,
-		LastSeq:  st.LastSeq,
+		Msgs:        st.Messages,
+		Bytes:       st.Bytes,
+		FirstSeq:    st.FirstSeq,
+		LastSeq:     st.LastSeq,
+		NumSubjects: numSubjects,
 	}
 	if st.Messages > 0 {
 		state.FirstTime = idTime(st.FirstID)
@@ -356,40 +716,84 @@ func (a *api) info(name string, st stream.SeqState) *server.StreamInfo {
 		}
 	}
 	return &server.StreamInfo{
-		Config:    cfg,
-		Created:   state.FirstTime,
-		State:     state,
+		Config:  cfg,
+		Created: state.FirstTime,
+		State:   state,
+		// A server without a cluster names itself as the leader.
+		Cluster:   &server.ClusterInfo{Leader: a.serverName},
 		Domain:    a.domain,
 		TimeStamp: a.now().UTC(),
-	}
+	}, nil
 }
 
-// streamSubjects is what STREAM.INFO reports as the stream's subjects:
-// entries without a subject field carry the key itself, and by
-// convention others sit below it; a KV_<bucket> stream holds $KV.<bucket>.>.
-func streamSubjects(name string) []string {
-	if b, ok := strings.CutPrefix(name, "KV_"); ok && b != "" {
-		return []string{"$KV." + b + ".>"}
+// maxConfigSubjects is the most distinct subjects configSubjects reads
+// (one index seek each); a stream with more reports the convention.
+const maxConfigSubjects = 1000
+
+// configSubjects is what STREAM.INFO reports as a stream's subjects: the
+// subjects its entries carry, as a stream created to hold exactly them
+// would list them, with K and K.> standing for the key and everything
+// below it (so a stream of plain Redis entries reports [K]); sorted. A
+// KV_<bucket> stream holds $KV.<bucket>.>, which KV clients require.
+// When the subjects cannot be read cheaply (more than
+// maxConfigSubjects, or entries with and without subjects in a large
+// stream) the convention [K, K.>] stands in. numSubjects is the number
+// of distinct subjects, 0 when not read.
+func (a *api) configSubjects(name string) (subjects []string, numSubjects int, err error) {
+	stored, complete, err := a.store.Subjects(name, maxConfigSubjects)
+	if err != nil {
+		return nil, 0, err
 	}
-	return []string{name, name + ".>"}
+	if complete {
+		numSubjects = len(stored)
+	}
+	if b, ok := strings.CutPrefix(name, "KV_"); ok && b != "" {
+		return []string{"$KV." + b + ".>"}, numSubjects, nil
+	}
+	switch {
+	case !complete:
+		return []string{name, name + ".>"}, 0, nil
+	case len(stored) == 0:
+		return []string{name}, 0, nil
+	}
+	set := map[string]bool{}
+	for _, s := range stored {
+		switch {
+		case s == name:
+			set[name] = true
+		case strings.HasPrefix(s, name+"."):
+			set[name+".>"] = true
+		default:
+			set[s] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set)), numSubjects, nil
 }
 
 // names lists every stream with a valid name, sorted, optionally only
 // those whose subjects collide with filter.
 func (a *api) names(filter string) ([]string, error) {
 	var out []string
+	var serr error
 	err := a.store.Streams(func(k []byte) {
-		if !validStreamName(k) {
+		if !validStreamName(k) || serr != nil {
 			return
 		}
 		name := string(k)
-		if filter != "" && !slices.ContainsFunc(streamSubjects(name), func(s string) bool { return server.SubjectsCollide(filter, s) }) {
-			return
+		if filter != "" {
+			subjects, _, err := a.configSubjects(name)
+			if err != nil {
+				serr = err
+				return
+			}
+			if !slices.ContainsFunc(subjects, func(s string) bool { return server.SubjectsCollide(filter, s) }) {
+				return
+			}
 		}
 		out = append(out, name)
 	})
 	slices.Sort(out)
-	return out, err
+	return out, cmp.Or(err, serr)
 }
 
 // page applies a request offset to a sorted list, as the server does.
@@ -442,7 +846,11 @@ func (a *api) streamList(subject string, msg []byte) ([]byte, error) {
 			resp.Missing = append(resp.Missing, name)
 			continue
 		}
-		resp.Streams = append(resp.Streams, a.info(name, st))
+		si, err := a.info(name, st)
+		if err != nil {
+			return nil, err
+		}
+		resp.Streams = append(resp.Streams, si)
 	}
 	resp.Total, resp.Limit, resp.Offset = len(all), server.JSApiListLimit, min(max(req.Offset, 0), len(all))
 	return mustJSON(resp), nil
@@ -505,7 +913,7 @@ func appendHeaderFields(dst []byte, e stream.SeqEntry) []byte {
 		case !seenSubject && string(k) == "subject":
 			seenSubject = true
 			continue
-		case !validHeaderKey(k):
+		case !stream.ValidHeaderKey(k):
 			continue
 		}
 		dst = append(dst, k...)
@@ -534,9 +942,10 @@ func appendEntryHeader(dst []byte, e stream.SeqEntry) []byte {
 	return append(dst, "\r\n"...)
 }
 
-// appendDirectHeader is a Direct Get reply's header block: the entry's
-// own headers, then the four Nats- headers in the server's order.
-func appendDirectHeader(dst []byte, name string, e stream.SeqEntry) []byte {
+// appendDirectFields is a Direct Get reply's header block without its
+// closing empty line: the entry's own headers, then the four Nats-
+// headers in the server's order.
+func appendDirectFields(dst []byte, name string, e stream.SeqEntry) []byte {
 	dst = append(dst, "NATS/1.0\r\n"...)
 	dst = appendHeaderFields(dst, e)
 	dst = append(dst, "Nats-Stream: "...)
@@ -547,18 +956,16 @@ func appendDirectHeader(dst []byte, name string, e stream.SeqEntry) []byte {
 	dst = strconv.AppendUint(dst, e.Seq, 10)
 	dst = append(dst, "\r\nNats-Time-Stamp: "...)
 	dst = entryTime(e).AppendFormat(dst, time.RFC3339Nano)
-	return append(dst, "\r\n\r\n"...)
+	return append(dst, "\r\n"...)
 }
 
-// validHeaderKey is nats.go's rule: printable ASCII without ':'.
-func validHeaderKey(k []byte) bool {
-	if len(k) == 0 {
-		return false
-	}
-	for _, c := range k {
-		if c < '!' || c > '~' || c == ':' {
-			return false
-		}
-	}
-	return true
+// appendBatchFields adds what a batch's message carries after the
+// Direct Get headers: messages still pending after it and the sequence
+// of the message sent before it (0 for the first).
+func appendBatchFields(dst []byte, pending, lastSeq uint64) []byte {
+	dst = append(dst, "Nats-Num-Pending: "...)
+	dst = strconv.AppendUint(dst, pending, 10)
+	dst = append(dst, "\r\nNats-Last-Sequence: "...)
+	dst = strconv.AppendUint(dst, lastSeq, 10)
+	return append(dst, "\r\n"...)
 }

@@ -3,7 +3,9 @@ package bridge
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +88,66 @@ func (f *fakeStore) LastBySubject(name string, filter string) (stream.SeqEntry, 
 	return stream.SeqEntry{}, false, f.err
 }
 
+func (f *fakeStore) Scan(name string, from uint64, fn func(stream.SeqEntry) bool) error {
+	for _, e := range f.streams[name] {
+		if e.Seq >= from && !fn(e) {
+			break
+		}
+	}
+	return f.err
+}
+
+func (f *fakeStore) SeqFromTime(name string, t time.Time) (uint64, bool, error) {
+	es, ok := f.streams[name]
+	if !ok {
+		return 0, false, f.err
+	}
+	for _, e := range es {
+		if !time.UnixMilli(int64(e.ID.Ms)).Before(t) {
+			return e.Seq, true, f.err
+		}
+	}
+	return f.added[name] + 1, true, f.err
+}
+
+// reply is one message a request was answered with.
+type reply struct{ hdr, data []byte }
+
+type collect []reply
+
+func (c *collect) send(hdr, data []byte) { *c = append(*c, reply{hdr, data}) }
+
+// serveAll is every reply to one request.
+func serveAll(a *api, subject string, hdr, req []byte) []reply {
+	var c collect
+	a.respond(subject, hdr, req, &c)
+	return c
+}
+
+// serveOne is the reply to a request answered with at most one message.
+func serveOne(a *api, subject string, hdr, req []byte) (rhdr, rdata []byte) {
+	r := serveAll(a, subject, hdr, req)
+	switch len(r) {
+	case 0:
+		return nil, nil
+	case 1:
+		return r[0].hdr, r[0].data
+	}
+	panic(fmt.Sprintf("%s %s: %d replies", subject, req, len(r)))
+}
+
+func (f *fakeStore) Subjects(name string, max int) ([]string, bool, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range f.streams[name] {
+		if !seen[string(e.Subject)] {
+			seen[string(e.Subject)] = true
+			out = append(out, string(e.Subject))
+		}
+	}
+	return out, len(out) <= max, f.err
+}
+
 func (f *fakeStore) Streams(fn func([]byte)) error {
 	for k := range f.streams {
 		fn([]byte(k))
@@ -134,7 +196,7 @@ func TestDirectGetADR(t *testing.T) {
 		{`{"seq":3,"next_by_subj":">"}`, "s1", "3"},
 	}
 	for _, tc := range found {
-		hdr, data := a.serve("$JS.API.DIRECT.GET.stream", []byte(tc.req))
+		hdr, data := serveOne(a, "$JS.API.DIRECT.GET.stream", nil, []byte(tc.req))
 		want := "NATS/1.0\r\nNats-Stream: stream\r\nNats-Subject: " + tc.subj + "\r\nNats-Sequence: " + tc.seq + "\r\nNats-Time-Stamp: "
 		if !strings.HasPrefix(string(hdr), want) || !strings.HasSuffix(string(hdr), "Z\r\n\r\n") {
 			t.Errorf("%s: header %q, want prefix %q", tc.req, hdr, want)
@@ -157,24 +219,26 @@ func TestDirectGetADR(t *testing.T) {
 		{"$JS.API.DIRECT.GET.stream", `nope`, "408 Malformed Request"},
 		{"$JS.API.DIRECT.GET.stream.s1", `{"seq":1}`, "408 Bad Request"},
 		{"$JS.API.DIRECT.GET.stream.s1", `nope`, "408 Malformed Request"},
-		{"$JS.API.DIRECT.GET.stream", `{"seq":1,"batch":2}`, "501 Not Implemented"},
+		{"$JS.API.DIRECT.GET.stream", `{"last_by_subj":"s1","batch":2}`, "408 Bad Request"},
+		{"$JS.API.DIRECT.GET.stream", `{"multi_last":["s1"],"up_to_seq":1,"up_to_time":"2020-01-01T00:00:00Z"}`, "408 Bad Request"},
+		{"$JS.API.DIRECT.GET.stream", `{"multi_last":["nope"]}`, "404 No Results"},
 		{"$JS.API.DIRECT.GET.nosuch", `{"seq":1}`, "503\r\nNats-Subject: $JS.API.DIRECT.GET.nosuch"},
 		{"$JS.API.DIRECT.GET.nosuch", `{}`, "503\r\nNats-Subject: $JS.API.DIRECT.GET.nosuch"},
 		{"$JS.API.DIRECT.GET.nosuch.s1", ``, "503\r\nNats-Subject: $JS.API.DIRECT.GET.nosuch.s1"},
 	}
 	for _, tc := range status {
-		hdr, data := a.serve(tc.subject, []byte(tc.req))
+		hdr, data := serveOne(a, tc.subject, nil, []byte(tc.req))
 		if want := "NATS/1.0 " + tc.want + "\r\n\r\n"; string(hdr) != want || len(data) != 0 {
 			t.Errorf("%s %s: got %q %q, want %q", tc.subject, tc.req, hdr, data, want)
 		}
 	}
 	// The shortcut is last-by-subject with an empty payload.
-	hdr, data := a.serve("$JS.API.DIRECT.GET.stream.s1", nil)
+	hdr, data := serveOne(a, "$JS.API.DIRECT.GET.stream.s1", nil, nil)
 	if !strings.Contains(string(hdr), "Nats-Sequence: 5\r\n") || string(data) != "m5" {
 		t.Errorf("shortcut: %q %q", hdr, data)
 	}
 	// no_hdr leaves the headers out entirely.
-	if hdr, data := a.serve("$JS.API.DIRECT.GET.stream", []byte(`{"seq":2,"no_hdr":true}`)); hdr != nil || string(data) != "m2" {
+	if hdr, data := serveOne(a, "$JS.API.DIRECT.GET.stream", nil, []byte(`{"seq":2,"no_hdr":true}`)); hdr != nil || string(data) != "m2" {
 		t.Errorf("no_hdr: %q %q", hdr, data)
 	}
 }
@@ -184,13 +248,13 @@ func TestDirectGetHeadersFromFields(t *testing.T) {
 	f.add("orders", 1700000000123, "subject", "orders.new", "data", "{}", "Trace-Id", "a\r\nb", "bad key", "x", "KV-Operation", "DEL")
 	f.add("orders", 1700000000124, "k", "v") // no subject, no data
 	a := testAPI(f)
-	hdr, data := a.serve("$JS.API.DIRECT.GET.orders", []byte(`{"seq":1}`))
+	hdr, data := serveOne(a, "$JS.API.DIRECT.GET.orders", nil, []byte(`{"seq":1}`))
 	want := "NATS/1.0\r\nTrace-Id: a  b\r\nKV-Operation: DEL\r\nNats-Stream: orders\r\nNats-Subject: orders.new\r\n" +
 		"Nats-Sequence: 1\r\nNats-Time-Stamp: 2023-11-14T22:13:20.123Z\r\n\r\n"
 	if string(hdr) != want || string(data) != "{}" {
 		t.Errorf("got %q %q\nwant %q", hdr, data, want)
 	}
-	hdr, data = a.serve("$JS.API.DIRECT.GET.orders.orders", nil)
+	hdr, data = serveOne(a, "$JS.API.DIRECT.GET.orders.orders", nil, nil)
 	if !strings.HasPrefix(string(hdr), "NATS/1.0\r\nk: v\r\nNats-Stream: orders\r\nNats-Subject: orders\r\nNats-Sequence: 2\r\n") || len(data) != 0 {
 		t.Errorf("entry without subject/data: %q %q", hdr, data)
 	}
@@ -236,7 +300,7 @@ func TestMsgGet(t *testing.T) {
 		{"stream", `{"seq":2,"next_by_subj":"s1"}`, 0, 0, 3},
 	}
 	for _, tc := range tests {
-		_, data := a.serve("$JS.API.STREAM.MSG.GET."+tc.subject, []byte(tc.req))
+		_, data := serveOne(a, "$JS.API.STREAM.MSG.GET."+tc.subject, nil, []byte(tc.req))
 		code, errCode := apiError(t, data)
 		if code != tc.code || errCode != tc.errCode {
 			t.Errorf("%s %s: error %d/%d, want %d/%d (%s)", tc.subject, tc.req, code, errCode, tc.code, tc.errCode, data)
@@ -259,7 +323,7 @@ func TestStreamInfoNamesList(t *testing.T) {
 	f.other = map[string]bool{"has space": true}
 	a := testAPI(f)
 
-	_, data := a.serve("$JS.API.STREAM.INFO.stream", nil)
+	_, data := serveOne(a, "$JS.API.STREAM.INFO.stream", nil, nil)
 	var r server.JSApiStreamInfoResponse
 	if err := json.Unmarshal(data, &r); err != nil || r.StreamInfo == nil {
 		t.Fatalf("info: %s %v", data, err)
@@ -272,7 +336,7 @@ func TestStreamInfoNamesList(t *testing.T) {
 	if code, ec := apiError(t, mustServe(a, "$JS.API.STREAM.INFO.nosuch", "")); code != 404 || ec != 10059 {
 		t.Errorf("missing stream info: %d %d", code, ec)
 	}
-	_, data = a.serve("$JS.API.STREAM.INFO.KV_cfg", nil)
+	_, data = serveOne(a, "$JS.API.STREAM.INFO.KV_cfg", nil, nil)
 	if err := json.Unmarshal(data, &r); err != nil || r.StreamInfo.Config.MaxMsgsPer < 1 || r.StreamInfo.Config.Subjects[0] != "$KV.cfg.>" {
 		t.Errorf("KV info: %s", data)
 	}
@@ -299,7 +363,7 @@ func TestStreamInfoNamesList(t *testing.T) {
 }
 
 func mustServe(a *api, subject, req string) []byte {
-	_, data := a.serve(subject, []byte(req))
+	_, data := serveOne(a, subject, nil, []byte(req))
 	return data
 }
 
@@ -307,17 +371,142 @@ func TestDomainAndStoreErrors(t *testing.T) {
 	f := adrStore()
 	a := testAPI(f)
 	a.prefix, a.domain = "$JS.hub.API.", "hub"
-	if hdr, _ := a.serve("$JS.API.DIRECT.GET.stream", []byte(`{"seq":1}`)); hdr != nil {
+	if hdr, _ := serveOne(a, "$JS.API.DIRECT.GET.stream", nil, []byte(`{"seq":1}`)); hdr != nil {
 		t.Errorf("answered outside its domain: %q", hdr)
 	}
-	if hdr, _ := a.serve("$JS.hub.API.DIRECT.GET.stream", []byte(`{"seq":1}`)); !strings.Contains(string(hdr), "Nats-Sequence: 1\r\n") {
+	if hdr, _ := serveOne(a, "$JS.hub.API.DIRECT.GET.stream", nil, []byte(`{"seq":1}`)); !strings.Contains(string(hdr), "Nats-Sequence: 1\r\n") {
 		t.Errorf("domain direct get: %q", hdr)
 	}
 	f.err = errors.New("disk on fire")
-	if hdr, _ := a.serve("$JS.hub.API.DIRECT.GET.stream", []byte(`{"seq":1}`)); string(hdr) != "NATS/1.0 500 disk on fire\r\n\r\n" {
+	if hdr, _ := serveOne(a, "$JS.hub.API.DIRECT.GET.stream", nil, []byte(`{"seq":1}`)); string(hdr) != "NATS/1.0 500 disk on fire\r\n\r\n" {
 		t.Errorf("store error: %q", hdr)
 	}
 	if code, _ := apiError(t, mustServe(a, "$JS.hub.API.STREAM.INFO.stream", "")); code != 500 {
 		t.Errorf("store error in info: %d", code)
+	}
+}
+
+func TestSeqOnlyRequest(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		seq  uint64
+		ok   bool
+	}{
+		{`{"seq":1}`, 1, true},
+		{`{"seq":0}`, 0, true},
+		{`{"seq":18446744073709551615}`, 18446744073709551615, true},
+		{`{"seq":18446744073709551616}`, 0, false}, // overflow: the decoder's error
+		{`{"seq":01}`, 0, false},
+		{`{"seq":}`, 0, false},
+		{`{"seq":1 }`, 0, false},
+		{`{"seq":-1}`, 0, false},
+		{`{"seq":1,"batch":2}`, 0, false},
+		{` {"seq":1}`, 0, false},
+	} {
+		seq, ok := seqOnlyRequest([]byte(tc.body))
+		if seq != tc.seq || ok != tc.ok {
+			t.Errorf("%s: %d %v, want %d %v", tc.body, seq, ok, tc.seq, tc.ok)
+		}
+		// Whatever the fast path accepts, the decoder reads the same.
+		var req server.JSApiMsgGetRequest
+		if ok && (json.Unmarshal([]byte(tc.body), &req) != nil || req.Seq != seq) {
+			t.Errorf("%s: the decoder reads %d", tc.body, req.Seq)
+		}
+	}
+}
+
+func TestRequiredApiLevel(t *testing.T) {
+	level := strconv.Itoa(server.JSApiLevel)
+	above := strconv.Itoa(server.JSApiLevel + 1)
+	for _, tc := range []struct {
+		hdr  string
+		want bool
+	}{
+		{"", false},
+		{"NATS/1.0\r\n\r\n", false},
+		{"NATS/1.0\r\nNats-Required-Api-Level: " + level + "\r\n\r\n", false},
+		{"NATS/1.0\r\nNats-Required-Api-Level: 0\r\n\r\n", false},
+		{"NATS/1.0\r\nNats-Required-Api-Level: " + above + "\r\n\r\n", true},
+		{"NATS/1.0\r\nNats-Required-Api-Level:" + above + "\r\n\r\n", true},
+		{"NATS/1.0\r\nNats-Required-Api-Level: x\r\n\r\n", true},
+		{"NATS/1.0\r\nNats-Required-Api-Level: \r\n\r\n", false}, // empty value: no requirement
+		{"NATS/1.0\r\nnats-required-api-level: " + above + "\r\n\r\n", false},
+		{"NATS/1.0\r\nX-Nats-Required-Api-Level: " + above + "\r\n\r\n", false},
+	} {
+		if got := errorOnRequiredApiLevel([]byte(tc.hdr)); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.hdr, got, tc.want)
+		}
+	}
+	a := testAPI(adrStore())
+	hdr := []byte("NATS/1.0\r\nNats-Required-Api-Level: " + above + "\r\n\r\n")
+	if h, _ := serveOne(a, "$JS.API.DIRECT.GET.stream", hdr, []byte(`{"seq":1}`)); string(h) != "NATS/1.0 412 Required Api Level\r\n\r\n" {
+		t.Errorf("direct get: %q", h)
+	}
+	for _, subject := range []string{"$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.stream", "$JS.API.STREAM.MSG.GET.stream"} {
+		_, data := serveOne(a, subject, hdr, []byte(`{"seq":1}`))
+		if code, ec := apiError(t, data); code != 412 || ec != 10185 {
+			t.Errorf("%s: %d %d %s", subject, code, ec, data)
+		}
+	}
+}
+
+func TestConfigSubjects(t *testing.T) {
+	f := &fakeStore{}
+	f.add("plain", 1, "data", "x")
+	f.add("plain", 2, "data", "y")
+	f.add("mixed", 1, "data", "x")
+	f.add("mixed", 2, "subject", "mixed.a.b", "data", "y")
+	f.add("mixed", 3, "subject", "other", "data", "z")
+	f.add("mixed", 4, "subject", "mixed.c", "data", "z")
+	f.add("KV_b", 1, "subject", "$KV.b.k1", "data", "1")
+	f.add("KV_b", 2, "subject", "$KV.b.k2", "data", "2")
+	f.add("KV_b", 3, "subject", "$KV.b.k1", "data", "3")
+	for i := range maxConfigSubjects + 1 {
+		f.add("many", uint64(i), "subject", "m."+strconv.Itoa(i))
+	}
+	f.streams["empty"] = nil
+	a := testAPI(f)
+	for _, tc := range []struct {
+		name string
+		want string
+		num  int
+	}{
+		{"plain", "plain", 1},
+		{"mixed", "mixed,mixed.>,other", 4},
+		{"KV_b", "$KV.b.>", 2},
+		{"many", "many,many.>", 0},
+		{"empty", "empty", 0},
+	} {
+		subjects, num, err := a.configSubjects(tc.name)
+		if err != nil || strings.Join(subjects, ",") != tc.want || num != tc.num {
+			t.Errorf("%s: %v %d %v, want %s %d", tc.name, subjects, num, err, tc.want, tc.num)
+		}
+	}
+}
+
+func TestInline(t *testing.T) {
+	a := testAPI(adrStore())
+	for _, tc := range []struct {
+		subject, body string
+		want          bool
+	}{
+		{"$JS.API.DIRECT.GET.s", `{"seq":1}`, true},
+		{"$JS.API.DIRECT.GET.s", `{"last_by_subj":"a.b"}`, true},
+		{"$JS.API.DIRECT.GET.s.a.b", ``, true},
+		{"$JS.API.STREAM.MSG.GET.s", `{"seq":1}`, true},
+		{"$JS.API.DIRECT.GET.s", `{"last_by_subj":"a.*"}`, false},
+		{"$JS.API.DIRECT.GET.s.a.>", ``, false},
+		{"$JS.API.DIRECT.GET.s", `{"seq":1,"batch":2}`, false},
+		{"$JS.API.DIRECT.GET.s", `{"multi_last":["a"]}`, false},
+		{"$JS.API.DIRECT.GET.s", `{"next_by_subj":"a"}`, false},
+		{"$JS.API.DIRECT.GET.s", `{"start_time":"2020-01-01T00:00:00Z"}`, false},
+		{"$JS.API.STREAM.INFO.s", ``, false},
+		{"$JS.API.STREAM.NAMES", ``, false},
+		{"$JS.API.CONSUMER.INFO.s.c", ``, false},
+		{"$JS.other.API.DIRECT.GET.s", `{"seq":1}`, false},
+	} {
+		if got := a.inline(tc.subject, []byte(tc.body)); got != tc.want {
+			t.Errorf("%s %s: inline %v, want %v", tc.subject, tc.body, got, tc.want)
+		}
 	}
 }

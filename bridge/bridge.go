@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,8 +29,12 @@ type Config struct {
 	Port   int    // embedded server port; -1 picks a free one
 	// Queue is the queue group every bridge on one NATS joins, so each
 	// request is answered once; "" is "eddy".
-	Queue  string
-	Logger *slog.Logger
+	Queue string
+	// LeafURL is a leafnode listener of URL's server (nats://user:pass@host:7422)
+	// the bridge publishes push consumers' messages through; "" with URL
+	// refuses consumer creation. The embedded server gets its own.
+	LeafURL string
+	Logger  *slog.Logger
 }
 
 // Bridge serves a Store to NATS clients. Close stops it.
@@ -38,8 +44,11 @@ type Bridge struct {
 	ns      *server.Server // embedded server, or nil
 	url     string
 	conn    *conn
+	leaf    *leaf // push consumers' messages (leaf.go), or nil
 	work    chan request
 	workers sync.WaitGroup
+	// inlineReply is the replier of the request the read loop answers.
+	inlineReply replyTo
 
 	// stopMu orders enqueue against Close: enqueue holds it shared while
 	// it sends on work, Close exclusively while it sets stopping, so work
@@ -52,7 +61,7 @@ type Bridge struct {
 // request is one message the read loop handed to the workers.
 type request struct {
 	subject, reply string
-	data           []byte
+	hdr, data      []byte
 }
 
 // Start connects (or starts the embedded server and connects to it) and
@@ -67,7 +76,7 @@ func Start(ctx context.Context, cfg Config, store Store) (*Bridge, error) {
 		prefix = "$JS." + cfg.Domain + ".API."
 	}
 	b := &Bridge{
-		api:  &api{store: store, prefix: prefix, domain: cfg.Domain, log: log, now: time.Now},
+		api:  &api{store: store, prefix: prefix, domain: cfg.Domain, log: log, now: time.Now, serverName: "eddy"},
 		log:  log,
 		work: make(chan request, 1024),
 	}
@@ -86,13 +95,15 @@ func Start(ctx context.Context, cfg Config, store Store) (*Bridge, error) {
 			}
 			ln.Close()
 		}
-		ns, err := server.NewServer(&server.Options{
+		nopts := &server.Options{
 			Host:      host,
 			Port:      cfg.Port, // -1 is nats-server's "random port"
 			NoLog:     true,
 			NoSigs:    true,
 			JetStream: false,
-		})
+		}
+		leafUser, leafPass := addLeafListener(nopts)
+		ns, err := server.NewServer(nopts)
 		if err != nil {
 			return nil, fmt.Errorf("nats server: %w", err)
 		}
@@ -103,6 +114,8 @@ func Start(ctx context.Context, cfg Config, store Store) (*Bridge, error) {
 		}
 		b.ns = ns
 		b.url = ns.ClientURL()
+		b.api.serverName = ns.Name()
+		cfg.LeafURL = embeddedLeafURL(nopts, leafUser, leafPass)
 		// In process: no TCP between the bridge and its own server.
 		opts.dial = func(context.Context) (net.Conn, error) { return ns.InProcessConn() }
 	} else {
@@ -122,15 +135,20 @@ func Start(ctx context.Context, cfg Config, store Store) (*Bridge, error) {
 		opts.subs = append(opts.subs, subscription{subject: s, queue: queue})
 	}
 
+	if err := b.startConsumers(ctx, store, cfg); err != nil {
+		b.shutdownServer()
+		return nil, err
+	}
 	n := max(4, 4*runtime.GOMAXPROCS(0))
 	b.workers.Add(n)
 	for range n {
 		go b.worker()
 	}
-	c, err := dialConn(ctx, opts, log, b.enqueue)
+	c, err := dialConn(ctx, opts, log, b.handle)
 	if err != nil {
 		close(b.work)
 		b.workers.Wait()
+		b.stopConsumers()
 		b.shutdownServer()
 		return nil, fmt.Errorf("nats bridge: %w", err)
 	}
@@ -159,27 +177,51 @@ func (b *Bridge) Port() int {
 	return 0
 }
 
-// enqueue runs on the connection's read loop: copy, hand over, return.
-func (b *Bridge) enqueue(m *inMsg) {
+// handle runs on the connection's read loop. A request answered from a
+// read or two is answered right here, its reply sent with the read
+// loop's next flush: no hand-off between goroutines. Others (listings,
+// batches, subject walks) are copied and handed to the workers, so they
+// do not hold up the cheap ones.
+func (b *Bridge) handle(m *inMsg) {
 	if m.reply == "" {
 		return // a request nobody waits for: the server ignores it too
+	}
+	if strings.HasPrefix(m.reply, b.api.prefix) {
+		// The reply would be delivered back to this connection, by the
+		// server goroutine our write waits for, while our read loop may
+		// be the one writing: a deadlock. JetStream would ignore such a
+		// reply anyway (it has no reply subject of its own).
+		b.log.Debug("nats bridge: reply subject is an API subject, not answered", "subject", m.subject, "reply", m.reply)
+		return
 	}
 	b.stopMu.RLock()
 	defer b.stopMu.RUnlock()
 	if b.stopping {
 		return
 	}
-	b.work <- request{subject: m.subject, reply: m.reply, data: append([]byte(nil), m.data...)}
+	if b.api.inline(m.subject, m.data) {
+		// Only this goroutine uses inlineReply, so it needs no lock
+		// and passing it allocates nothing.
+		b.inlineReply = replyTo{b.conn, m.reply}
+		b.api.respond(m.subject, m.hdr, m.data, &b.inlineReply)
+		return
+	}
+	b.work <- request{subject: m.subject, reply: m.reply, hdr: bytes.Clone(m.hdr), data: bytes.Clone(m.data)}
 }
+
+// replyTo sends replies to one request's reply subject.
+type replyTo struct {
+	c       *conn
+	subject string
+}
+
+func (r *replyTo) send(hdr, data []byte) { r.c.publish(r.subject, hdr, data) }
 
 func (b *Bridge) worker() {
 	defer b.workers.Done()
 	for r := range b.work {
-		hdr, data := b.api.serve(r.subject, r.data)
-		if hdr == nil && data == nil {
-			continue
-		}
-		b.conn.publish(r.reply, hdr, data)
+		b.api.respond(r.subject, r.hdr, r.data, &replyTo{b.conn, r.reply})
+		b.conn.flush()
 	}
 }
 
@@ -195,6 +237,7 @@ func (b *Bridge) Close() error {
 		b.stopMu.Unlock()
 		close(b.work)
 		b.workers.Wait()
+		b.stopConsumers()
 		b.conn.close()
 		b.shutdownServer()
 	})

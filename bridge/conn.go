@@ -31,12 +31,13 @@ type conn struct {
 	log     *slog.Logger
 	handler func(m *inMsg)
 
+	// Replies are written to bw and flushed when the read loop has
+	// nothing more buffered (or by a worker after its replies), so a
+	// burst of requests is answered with one write.
 	wmu sync.Mutex
 	nc  net.Conn      // guarded by wmu; nil while disconnected
 	bw  *bufio.Writer // guarded by wmu
-	// flushReq wakes the flusher, so replies written close together
-	// share one write system call.
-	flushReq chan struct{}
+	num [20]byte      // guarded by wmu; publish formats lengths here
 
 	pong     chan struct{} // PONGs to our PINGs during a handshake
 	closing  chan struct{}
@@ -91,19 +92,17 @@ type connectMsg struct {
 // returns (a PING after the SUBs has been answered).
 func dialConn(ctx context.Context, opts connOptions, log *slog.Logger, handler func(*inMsg)) (*conn, error) {
 	c := &conn{
-		opts:     opts,
-		log:      log,
-		handler:  handler,
-		flushReq: make(chan struct{}, 1),
-		pong:     make(chan struct{}, 1),
-		closing:  make(chan struct{}),
-		done:     make(chan struct{}),
+		opts:    opts,
+		log:     log,
+		handler: handler,
+		pong:    make(chan struct{}, 1),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	nc, br, err := c.handshake(ctx)
 	if err != nil {
 		return nil, err
 	}
-	go c.flusher()
 	go c.run(nc, br)
 	return c, nil
 }
@@ -277,10 +276,16 @@ func (c *conn) run(nc net.Conn, br *bufio.Reader) {
 }
 
 // readLoop parses server messages and hands MSG/HMSG to the handler on
-// this goroutine; the handler must copy what it keeps.
+// this goroutine; the handler must copy what it keeps. What the handler
+// wrote is flushed once nothing more is buffered: one write answers a
+// burst of requests, and a lone request is answered at once.
 func (c *conn) readLoop(br *bufio.Reader) error {
 	var buf []byte
+	var m inMsg // reused: the handler keeps nothing
 	for {
+		if br.Buffered() == 0 {
+			c.flush()
+		}
 		line, err := readLine(br)
 		if err != nil {
 			return err
@@ -299,8 +304,9 @@ func (c *conn) readLoop(br *bufio.Reader) error {
 		default: // PONG, +OK, INFO
 			continue
 		}
-		f := bytes.Fields(line)
-		var m inMsg
+		var fa [7][]byte
+		f := splitFields(line, fa[:0])
+		m = inMsg{}
 		var hlen, tlen int
 		switch {
 		case !hmsg && (len(f) == 4 || len(f) == 5):
@@ -336,60 +342,56 @@ func (c *conn) readLoop(br *bufio.Reader) error {
 	}
 }
 
-// publish sends one message; hdr, when not empty, is a complete header
-// block ending in an empty line.
+// publish writes one message for the read loop's next flush (others
+// call flush after it); hdr, when not empty, is a complete header block
+// ending in an empty line.
 func (c *conn) publish(subject string, hdr, data []byte) {
-	c.write(func(w *bufio.Writer) {
-		if len(hdr) == 0 {
-			w.WriteString("PUB ")
-			w.WriteString(subject)
-			w.WriteByte(' ')
-			w.WriteString(strconv.Itoa(len(data)))
-		} else {
-			w.WriteString("HPUB ")
-			w.WriteString(subject)
-			w.WriteByte(' ')
-			w.WriteString(strconv.Itoa(len(hdr)))
-			w.WriteByte(' ')
-			w.WriteString(strconv.Itoa(len(hdr) + len(data)))
-		}
-		w.WriteString("\r\n")
-		w.Write(hdr)
-		w.Write(data)
-		w.WriteString("\r\n")
-	})
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	w := c.bw
+	if w == nil {
+		return
+	}
+	if len(hdr) == 0 {
+		w.WriteString("PUB ")
+		w.WriteString(subject)
+		w.WriteByte(' ')
+	} else {
+		w.WriteString("HPUB ")
+		w.WriteString(subject)
+		w.WriteByte(' ')
+		w.Write(strconv.AppendInt(c.num[:0], int64(len(hdr)), 10))
+		w.WriteByte(' ')
+	}
+	w.Write(strconv.AppendInt(c.num[:0], int64(len(hdr)+len(data)), 10))
+	w.WriteString("\r\n")
+	w.Write(hdr)
+	w.Write(data)
+	w.WriteString("\r\n")
 }
 
-// write runs fn on the buffered writer; while disconnected the message
-// is dropped, like a reply the server never got. Errors surface through
-// the read loop, which sees the same broken connection.
+// write runs fn on the buffered writer, which the read loop flushes;
+// while disconnected the message is dropped, like a reply the server
+// never got. Errors surface through the read loop, which sees the same
+// broken connection.
 func (c *conn) write(fn func(w *bufio.Writer)) {
 	c.wmu.Lock()
 	if c.bw != nil {
 		fn(c.bw)
 	}
 	c.wmu.Unlock()
-	select {
-	case c.flushReq <- struct{}{}:
-	default:
-	}
 }
 
-func (c *conn) flusher() {
-	for {
-		select {
-		case <-c.closing:
-			return
-		case <-c.flushReq:
+// flush sends what is buffered. A writer other than the read loop must
+// call it after its last message.
+func (c *conn) flush() {
+	c.wmu.Lock()
+	if c.bw != nil && c.bw.Buffered() > 0 {
+		if err := c.bw.Flush(); err != nil && c.nc != nil {
+			c.nc.Close() // the read loop notices and reconnects
 		}
-		c.wmu.Lock()
-		if c.bw != nil && c.bw.Buffered() > 0 {
-			if err := c.bw.Flush(); err != nil && c.nc != nil {
-				c.nc.Close() // the read loop notices and reconnects
-			}
-		}
-		c.wmu.Unlock()
 	}
+	c.wmu.Unlock()
 }
 
 // close flushes what is written and closes the connection.
@@ -406,6 +408,29 @@ func (c *conn) close() {
 		c.wmu.Unlock()
 	})
 	<-c.done
+}
+
+// splitFields is bytes.Fields for a protocol line (spaces and tabs),
+// into dst's room; at most cap(dst) fields, the rest dropped, which a
+// message line with too many fields then fails on.
+func splitFields(line []byte, dst [][]byte) [][]byte {
+	for len(line) > 0 && len(dst) < cap(dst) {
+		i := 0
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		line = line[i:]
+		if len(line) == 0 {
+			break
+		}
+		j := 0
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			j++
+		}
+		dst = append(dst, line[:j])
+		line = line[j:]
+	}
+	return dst
 }
 
 // readLine returns one protocol line without its CRLF; the slice is

@@ -41,6 +41,7 @@ type Config struct {
 	NatsURL    string // connect to this NATS server instead of embedding one
 	NatsCreds  string // credentials file for NatsURL
 	NatsDomain string // JetStream domain to serve under; "" = "eddy" with NatsURL, none without
+	NatsLeaf   string // leafnode URL of the NatsURL server, for pushing consumers' messages
 
 	// Replication (package replication): the primary to follow, empty on
 	// a primary, and the bytes of log kept for partial resyncs.
@@ -144,6 +145,9 @@ var configTable = []configDirectiveSpec{
 	{name: "nats-domain", def: "", immutable: true,
 		usage: `JetStream domain the bridge serves ($JS.<domain>.API); "" means eddy with nats-url, none without (eddy only)`,
 		value: configText(func(c *Config) *string { return &c.NatsDomain })},
+	{name: "nats-leaf-url", def: "", immutable: true,
+		usage: "leafnode URL (nats://user:pass@host:7422) of the nats-url server, through which the bridge pushes consumers' messages (KV history, keys, watch); empty refuses consumers with nats-url (eddy only)",
+		value: configText(func(c *Config) *string { return &c.NatsLeaf })},
 	{name: "replicaof", def: "", immutable: true,
 		usage: `"host port" of the primary to follow at start (REPLICAOF changes it at run time); empty: serve as a primary`,
 		value: configReplicaOf()},

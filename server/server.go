@@ -79,6 +79,8 @@ type Server struct {
 
 	beforeClose []func() // run by stop before the store closes; set before Serve
 
+	onAppend atomic.Pointer[func(key []byte)] // OnAppend's function, or nil
+
 	repl replHub // replication (cmd_replication.go)
 }
 
@@ -361,7 +363,20 @@ func (c *client) flushTo(conn redcon.Conn) {
 func (s *Server) onCommit(changes []stream.Change) {
 	s.watch.touch(changes)
 	s.blocks.signal(changes)
+	if fn := s.onAppend.Load(); fn != nil {
+		for _, c := range changes {
+			if c.Kind == stream.Appended && c.DB == 0 {
+				(*fn)(c.Key)
+			}
+		}
+	}
 }
+
+// OnAppend registers fn, called with the key of each stream of database
+// 0 that a committed write (or a replicated batch) appended entries to:
+// the NATS bridge's consumers wake on it. fn runs on the commit path, so
+// it must only signal; it may keep key.
+func (s *Server) OnAppend(fn func(key []byte)) { s.onAppend.Store(&fn) }
 
 // expireLoop deletes expired keys in the background, as Redis's active
 // expiry cycle does ten times a second.

@@ -29,7 +29,7 @@ type SeqEntry struct {
 // SeqState describes a stream for JetStream's STREAM.INFO.
 type SeqState struct {
 	Messages uint64 // live entries (XLEN)
-	Bytes    uint64 // bytes of the live entries' fields and values
+	Bytes    uint64 // bytes of the live entries' messages as JetStream counts them (msgBytes)
 	FirstSeq uint64 // sequence of the first live entry; LastSeq+1 when empty
 	LastSeq  uint64 // entries ever added
 	FirstID  ID     // ID of the first live entry; zero when empty
@@ -114,23 +114,9 @@ func (tx *Tx) bySubject(db int, key []byte, from uint64, filter string, last boo
 // last, the last live entry) whose subject satisfies match (nil: any).
 func (tx *Tx) seqWalk(s *streamRef, from uint64, last bool, match func(subject []byte) bool) (SeqEntry, bool, error) {
 	start := ID{}
-	if !last && from > 1 {
-		// The node holding sequence from, if any, starts at the last
-		// seq index record at or before from.
-		lo, hi := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindSeqIndex)
-		it, err := tx.r.NewIter(lo, hi)
-		if err != nil {
-			return SeqEntry{}, false, err
-		}
-		if it.SeekLT(storage.AppendSeqIndexKey(nil, s.db, s.key, s.meta.Version, from+1)) {
-			ms, seq, err := storage.DecodeIDValue(it.Value())
-			if err != nil {
-				it.Close()
-				return SeqEntry{}, false, err
-			}
-			start = ID{ms, seq}
-		}
-		if err := it.Close(); err != nil {
+	if !last {
+		var err error
+		if start, err = tx.seqStart(s, from); err != nil {
 			return SeqEntry{}, false, err
 		}
 	}
@@ -165,6 +151,30 @@ func (tx *Tx) seqWalk(s *streamRef, from uint64, last bool, match func(subject [
 		}
 	}
 	return SeqEntry{}, false, nil
+}
+
+// seqStart is where a walk for sequence from on starts: the node holding
+// sequence from, if any, starts at the last seq index record at or
+// before from.
+func (tx *Tx) seqStart(s *streamRef, from uint64) (ID, error) {
+	if from <= 1 {
+		return ID{}, nil
+	}
+	lo, hi := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindSeqIndex)
+	it, err := tx.r.NewIter(lo, hi)
+	if err != nil {
+		return ID{}, err
+	}
+	var start ID
+	if it.SeekLT(storage.AppendSeqIndexKey(nil, s.db, s.key, s.meta.Version, from+1)) {
+		ms, seq, err := storage.DecodeIDValue(it.Value())
+		if err != nil {
+			it.Close()
+			return ID{}, err
+		}
+		start = ID{ms, seq}
+	}
+	return start, it.Close()
 }
 
 // subjectIndexFind answers bySubject from the subject index: for each
@@ -273,13 +283,49 @@ func entrySubject(fv [][]byte) ([]byte, bool) {
 	return nil, false
 }
 
-// payloadBytes is what an entry adds to SeqState.Bytes.
-func payloadBytes(fv [][]byte) uint64 {
-	var n uint64
-	for _, f := range fv {
-		n += uint64(len(f))
+// msgBytes is what an entry of the stream at key adds to SeqState.Bytes:
+// the bytes JetStream's file store counts for the message the entry maps
+// to (nats-server's fileStoreMsgSize), so that a NATS client reads the
+// stream's size as it would a real JetStream stream's: a 22-byte record
+// header, the subject (field "subject", else the key), the header block
+// with its 4-byte length when the entry has header fields, the payload
+// (field "data") and an 8-byte checksum. The header block is
+// "NATS/1.0\r\n", a "name: value\r\n" line per other field whose name
+// can be a header key (ValidHeaderKey), then "\r\n".
+func msgBytes(key []byte, fv [][]byte) uint64 {
+	subject, data, headers := len(key), 0, 0
+	seenData, seenSubject := false, false
+	for i := 0; i+1 < len(fv); i += 2 {
+		k, v := fv[i], fv[i+1]
+		switch {
+		case !seenData && string(k) == "data":
+			seenData, data = true, len(v)
+		case !seenSubject && string(k) == "subject":
+			seenSubject, subject = true, len(v)
+		case ValidHeaderKey(k):
+			headers += len(k) + len(": ") + len(v) + len("\r\n")
+		}
 	}
-	return n
+	n := 22 + subject + data + 8
+	if headers > 0 {
+		n += 4 + len("NATS/1.0\r\n") + headers + len("\r\n")
+	}
+	return uint64(n)
+}
+
+// ValidHeaderKey reports whether a field name can be a NATS header key
+// (nats.go's rule: printable ASCII without ':'); the fields that cannot
+// are left out of the message an entry maps to.
+func ValidHeaderKey(k []byte) bool {
+	if len(k) == 0 {
+		return false
+	}
+	for _, c := range k {
+		if c < '!' || c > '~' || c == ':' {
+			return false
+		}
+	}
+	return true
 }
 
 // subjectHasWildcard reports whether filter has a "*" or ">" token.

@@ -178,7 +178,7 @@ func checkSeqView(t *testing.T, tx *Tx, m *seqModel, filters []string, where str
 	}
 	want := SeqState{Messages: uint64(len(m.entries)), FirstSeq: m.added + 1, LastSeq: m.added}
 	for _, e := range m.entries {
-		want.Bytes += payloadBytes(e.Fields)
+		want.Bytes += msgBytes([]byte(key), e.Fields)
 	}
 	if len(m.entries) > 0 {
 		want.FirstSeq, want.FirstID, want.LastID = m.entries[0].Seq, m.entries[0].ID, m.entries[len(m.entries)-1].ID
@@ -305,5 +305,28 @@ func TestFieldSetsCachedByReads(t *testing.T) {
 	km, ok := e2.cache.get(0, []byte("s"))
 	if !ok || km.sets == nil || len(km.sets.names) != 1 {
 		t.Fatalf("cache after reads: %v %+v", ok, km.sets)
+	}
+}
+
+// TestMsgBytes: the sizes a real nats-server v2.15 reports for the same
+// messages (STREAM.INFO state bytes of a stream holding just that one).
+func TestMsgBytes(t *testing.T) {
+	for _, c := range []struct {
+		key    string
+		fields []string
+		want   uint64
+	}{
+		{"orders", []string{"data", "hello"}, 41},                           // 22 + 6 + 5 + 8
+		{"KV_cfg", []string{"subject", "$KV.cfg.color", "data", "red"}, 46}, // 22 + 13 + 3 + 8
+		{"orders", nil, 36}, // empty payload
+		// 22 + 6 + 4 + len("NATS/1.0\r\nOrder-Id: 42\r\n\r\n") + 5 + 8
+		{"orders", []string{"data", "again", "Order-Id", "42"}, 71},
+		// names that cannot be header keys are left out; a second data
+		// field is a header
+		{"orders", []string{"data", "x", "bad key", "v", "data", "y"}, 22 + 6 + 4 + 10 + 9 + 2 + 1 + 8},
+	} {
+		if got := msgBytes([]byte(c.key), fv(c.fields...)); got != c.want {
+			t.Errorf("msgBytes(%s, %q) = %d, want %d", c.key, c.fields, got, c.want)
+		}
 	}
 }

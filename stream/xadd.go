@@ -137,7 +137,7 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 		}
 		s.sm.Subjects++
 	}
-	s.sm.Bytes += payloadBytes(fv)
+	s.sm.Bytes += msgBytes(s.key, fv)
 	s.sm.Length++
 	s.sm.EntriesAdded++
 	s.sm.Seq = seq

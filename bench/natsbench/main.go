@@ -6,20 +6,27 @@
 //	natsbench -eddy-redis 127.0.0.1:6379 -eddy-nats nats://127.0.0.1:4222 -json out.json
 //
 // Eddy must be running; natsbench writes the stream "natsbench" into it
-// through RESP and starts the nats-server itself, in process, with
-// JetStream in a temporary directory.
+// through RESP and starts the nats-server itself, with JetStream in a
+// temporary directory: in a child process (natsbench itself, with
+// -serve-jetstream), so that both targets are another process as seen
+// from the requesters, or with -inproc in natsbench's own process, which
+// spares its requests the wake-up of another process.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +38,7 @@ import (
 
 type result struct {
 	Target      string  `json:"target"`
+	Process     string  `json:"process,omitempty"` // where the nats-server ran: "child" or "in-process"
 	Mode        string  `json:"mode"`
 	Requesters  int     `json:"requesters"`
 	Requests    int     `json:"requests"`
@@ -47,27 +55,102 @@ func main() {
 	requests := flag.Int("requests", 20000, "Direct Gets per run")
 	conc := flag.Int("concurrency", 16, "requesters in the concurrent run")
 	out := flag.String("json", "", "write the results here as JSON")
+	inproc := flag.Bool("inproc", false, "run the nats-server in this process rather than a child")
+	serve := flag.String("serve-jetstream", "", "(child mode) serve JetStream from this directory, print the URL, stop when stdin closes")
 	flag.Parse()
-	if err := run(*redisAddr, *eddyNATS, *messages, *requests, *conc, *out); err != nil {
+	if *serve != "" {
+		if err := serveJetStream(*serve); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if err := run(*redisAddr, *eddyNATS, *messages, *requests, *conc, *inproc, *out); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(redisAddr, eddyNATS string, messages, requests, conc int, out string) error {
+func startJetStream(dir string) (*natsserver.Server, error) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		return nil, err
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("nats-server did not start")
+	}
+	return ns, nil
+}
+
+// serveJetStream is the child: it runs until its parent closes stdin
+// (or dies).
+func serveJetStream(dir string) error {
+	ns, err := startJetStream(dir)
+	if err != nil {
+		return err
+	}
+	defer ns.Shutdown()
+	fmt.Println(ns.ClientURL())
+	_, err = io.Copy(io.Discard, os.Stdin)
+	return err
+}
+
+// jetStreamChild starts natsbench -serve-jetstream and returns its URL;
+// stop ends it.
+func jetStreamChild(dir string) (url string, stop func(), err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(self, "-serve-jetstream", dir)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			log.Printf("nats-server child: %v", err)
+		}
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("nats-server child: %w", err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
+
+func run(redisAddr, eddyNATS string, messages, requests, conc int, inproc bool, out string) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "natsbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		return err
-	}
-	ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		return fmt.Errorf("nats-server did not start")
+	var jsURL string
+	if inproc {
+		ns, err := startJetStream(dir)
+		if err != nil {
+			return err
+		}
+		defer ns.Shutdown()
+		jsURL = ns.ClientURL()
+	} else {
+		url, stop, err := jetStreamChild(dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		jsURL = url
 	}
 
 	const name = "natsbench"
@@ -90,7 +173,7 @@ func run(redisAddr, eddyNATS string, messages, requests, conc int, out string) e
 			}
 		}
 	}
-	nc, err := nats.Connect(ns.ClientURL())
+	nc, err := nats.Connect(jsURL)
 	if err != nil {
 		return err
 	}
@@ -114,13 +197,19 @@ func run(redisAddr, eddyNATS string, messages, requests, conc int, out string) e
 	}
 
 	var results []result
-	for _, target := range []struct{ name, url string }{{"eddy", eddyNATS}, {"nats-server", ns.ClientURL()}} {
+	for _, target := range []struct{ name, url string }{{"eddy", eddyNATS}, {"nats-server", jsURL}} {
 		for _, n := range []int{1, conc} {
 			r, err := measure(target.url, name, messages, requests, n)
 			if err != nil {
 				return fmt.Errorf("%s: %w", target.name, err)
 			}
 			r.Target = target.name
+			if target.name == "nats-server" {
+				r.Process = "child"
+				if inproc {
+					r.Process = "in-process"
+				}
+			}
 			results = append(results, r)
 		}
 	}

@@ -179,12 +179,13 @@ const defaultNatsPort = 4222
 // not a failure: the bridge is optional and on by default.
 func startBridge(ctx context.Context, cfg server.Config, srv *server.Server, logger *slog.Logger) (*bridge.Bridge, error) {
 	bc := bridge.Config{
-		URL:    cfg.NatsURL,
-		Creds:  cfg.NatsCreds,
-		Domain: cfg.NatsDomain,
-		Host:   cfg.NatsBind,
-		Port:   cfg.NatsPort,
-		Logger: logger,
+		URL:     cfg.NatsURL,
+		Creds:   cfg.NatsCreds,
+		Domain:  cfg.NatsDomain,
+		LeafURL: cfg.NatsLeaf,
+		Host:    cfg.NatsBind,
+		Port:    cfg.NatsPort,
+		Logger:  logger,
 	}
 	if bc.URL == "" && bc.Port == 0 {
 		return nil, nil
@@ -195,6 +196,9 @@ func startBridge(ctx context.Context, cfg server.Config, srv *server.Server, log
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	br, err := bridge.Start(ctx, bc, bridge.EngineStore{Engine: srv.Engine()})
+	if err == nil {
+		srv.OnAppend(br.Appended) // consumers deliver new entries at once
+	}
 	if err != nil && bc.URL == "" && bc.Port == defaultNatsPort && errors.Is(err, syscall.EADDRINUSE) {
 		logger.Warn("nats bridge off: its default port is in use; set nats-port", "port", bc.Port, "err", err)
 		return nil, nil

@@ -1,0 +1,125 @@
+package bridge
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/eddy-streams/eddy/storage"
+	"github.com/eddy-streams/eddy/stream"
+)
+
+func openEngine(tb testing.TB, now func() int64) *stream.Engine {
+	tb.Helper()
+	db, err := storage.Open(storage.InMemory())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	eng, err := stream.Open(db, stream.Options{Now: now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return eng
+}
+
+// keyspace fills db 0 with streams s0…s<streams-1> among strings, plus a
+// stream in db 1 and one that expires at now+1000 ms, which are not
+// listed once the clock has passed it.
+func keyspace(tb testing.TB, eng *stream.Engine, now int64, streams, strings int) {
+	tb.Helper()
+	err := eng.Update(func(tx *stream.Tx) error {
+		for i := range max(streams, strings) {
+			if i < streams {
+				a := stream.XAddArgs{Auto: true, Fields: [][]byte{[]byte("f"), []byte("v")}}
+				if _, _, err := tx.XAdd(0, fmt.Appendf(nil, "s%d", i), &a); err != nil {
+					return err
+				}
+			}
+			if i < strings {
+				if _, _, _, err := tx.Set(0, fmt.Appendf(nil, "k%d", i), []byte("v"), stream.SetOptions{}); err != nil {
+					return err
+				}
+			}
+		}
+		a := stream.XAddArgs{Auto: true, Fields: [][]byte{[]byte("f"), []byte("v")}}
+		if _, _, err := tx.XAdd(1, []byte("other-db"), &a); err != nil {
+			return err
+		}
+		if _, _, err := tx.XAdd(0, []byte("expired"), &a); err != nil {
+			return err
+		}
+		_, err := tx.Expire(0, []byte("expired"), now+1000, stream.ExpireAlways)
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// scanStreams is how Streams used to list: SCAN pages of every key,
+// filtered by type. It is the reference the metadata walk must agree with.
+func scanStreams(eng *stream.Engine) ([]string, error) {
+	var out []string
+	var cursor uint64
+	for {
+		var keys [][]byte
+		err := eng.View(func(tx *stream.Tx) error {
+			var err error
+			cursor, keys, err = tx.Scan(0, cursor, nil, 1000, "stream")
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			out = append(out, string(k))
+		}
+		if cursor == 0 {
+			slices.Sort(out)
+			return out, nil
+		}
+	}
+}
+
+func TestEngineStoreStreams(t *testing.T) {
+	for _, n := range []int{0, 1, 999, 1000, 2500} {
+		now := int64(1_800_000_000_000)
+		eng := openEngine(t, func() int64 { return now })
+		keyspace(t, eng, now, n, 3000)
+		now += 2000
+		var got []string
+		if err := (EngineStore{Engine: eng}).Streams(func(k []byte) { got = append(got, string(k)) }); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		want, err := scanStreams(eng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n || !slices.Equal(got, want) {
+			t.Errorf("%d streams: listed %d, SCAN finds %d (%v… vs %v…)", n, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+		}
+	}
+}
+
+// BenchmarkStoreStreams lists 10 streams among 20,000 strings.
+func BenchmarkStoreStreams(b *testing.B) {
+	eng := openEngine(b, nil)
+	keyspace(b, eng, 0, 10, 20000)
+	b.Run("meta", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			if err := (EngineStore{Engine: eng}).Streams(func([]byte) { n++ }); err != nil || n != 10 {
+				b.Fatal(n, err)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		for b.Loop() {
+			if names, err := scanStreams(eng); err != nil || len(names) != 10 {
+				b.Fatal(len(names), err)
+			}
+		}
+	})
+}

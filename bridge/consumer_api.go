@@ -359,22 +359,34 @@ func (a *api) consumerDelete(streamName, name string, msg []byte) ([]byte, error
 	if !isEmptyRequest(msg) {
 		return fail(server.NewJSNotEmptyRequestError())
 	}
-	if _, ok, err := a.store.State(streamName); err != nil {
+	c, apiErr, err := a.findConsumer(streamName, name)
+	if err != nil {
 		return nil, err
+	} else if apiErr != nil {
+		return fail(apiErr)
+	}
+	c.halt()
+	a.cons.remove(c) // gone for the next request, even before run exits
+	resp.Success = true
+	return mustJSON(resp), nil
+}
+
+// findConsumer looks up consumer name of streamName, or says which of
+// the two the server would report missing.
+func (a *api) findConsumer(streamName, name string) (*consumer, *server.ApiError, error) {
+	if _, ok, err := a.store.State(streamName); err != nil {
+		return nil, nil, err
 	} else if !ok || !validStreamName([]byte(streamName)) {
-		return fail(server.NewJSStreamNotFoundError())
+		return nil, server.NewJSStreamNotFoundError(), nil
 	}
 	var c *consumer
 	if a.cons != nil {
 		c = a.cons.lookup(streamName, name)
 	}
 	if c == nil {
-		return fail(server.NewJSConsumerNotFoundError())
+		return nil, server.NewJSConsumerNotFoundError(), nil
 	}
-	c.halt()
-	a.cons.remove(c) // gone for the next request, even before run exits
-	resp.Success = true
-	return mustJSON(resp), nil
+	return c, nil, nil
 }
 
 // consumerInfo answers CONSUMER.INFO.<stream>.<name>.
@@ -385,17 +397,11 @@ func (a *api) consumerInfo(streamName, name string) ([]byte, error) {
 		resp.Error = e
 		return mustJSON(resp), nil
 	}
-	if _, ok, err := a.store.State(streamName); err != nil {
+	c, apiErr, err := a.findConsumer(streamName, name)
+	if err != nil {
 		return nil, err
-	} else if !ok || !validStreamName([]byte(streamName)) {
-		return fail(server.NewJSStreamNotFoundError())
-	}
-	var c *consumer
-	if a.cons != nil {
-		c = a.cons.lookup(streamName, name)
-	}
-	if c == nil {
-		return fail(server.NewJSConsumerNotFoundError())
+	} else if apiErr != nil {
+		return fail(apiErr)
 	}
 	resp.ConsumerInfo = c.info(a.now())
 	return mustJSON(resp), nil

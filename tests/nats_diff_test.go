@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -342,37 +339,6 @@ func (r *rawNATS) requestHdr(subject string, hdr, data []byte) ([]byte, []byte) 
 	r.c.SetDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(r.c, "HPUB %s %s.1 %d %d\r\n%s%s\r\n", subject, r.inbox, len(hdr), len(hdr)+len(data), hdr, data)
 	return r.next()
-}
-
-// next reads the next message addressed to the inbox.
-func (r *rawNATS) next() (hdr, payload []byte) {
-	r.t.Helper()
-	r.c.SetDeadline(time.Now().Add(5 * time.Second))
-	for {
-		line := r.line()
-		f := strings.Fields(line)
-		var hlen, tlen int
-		switch {
-		case len(f) == 4 && f[0] == "MSG":
-			tlen, _ = strconv.Atoi(f[3])
-		case len(f) == 5 && f[0] == "HMSG":
-			hlen, _ = strconv.Atoi(f[3])
-			tlen, _ = strconv.Atoi(f[4])
-		case line == "PING":
-			io.WriteString(r.c, "PONG\r\n")
-			continue
-		default:
-			continue
-		}
-		buf := make([]byte, tlen+2)
-		if _, err := io.ReadFull(r.br, buf); err != nil {
-			r.t.Fatal(err)
-		}
-		if f[0] == "MSG" {
-			return nil, buf[:tlen]
-		}
-		return buf[:hlen], buf[hlen:tlen]
-	}
 }
 
 // subjectFields picks from a STREAM.INFO reply what says which subjects

@@ -129,6 +129,13 @@ func (r *rawNATS) request(subject string, data []byte) (hdr, payload []byte) {
 	r.t.Helper()
 	r.c.SetDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(r.c, "PUB %s %s.1 %d\r\n%s\r\n", subject, r.inbox, len(data), data)
+	return r.next()
+}
+
+// next reads the next message addressed to the inbox.
+func (r *rawNATS) next() (hdr, payload []byte) {
+	r.t.Helper()
+	r.c.SetDeadline(time.Now().Add(5 * time.Second))
 	for {
 		line := r.line()
 		f := strings.Fields(line)

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
@@ -252,4 +253,45 @@ func BenchmarkEchoResponder(b *testing.B) {
 	url := ns.ClientURL()
 	b.Run("1", func(b *testing.B) { sequential(b, url) })
 	b.Run("16", func(b *testing.B) { directGets(b, url, 8) })
+}
+
+// BenchmarkLastPerSubject: what a last_per_subject consumer (kv.Keys,
+// kv.WatchAll) reads at its start, for a bucket of 1,000 keys with 20
+// revisions each: a lookup per subject against a walk of every entry.
+func BenchmarkLastPerSubject(b *testing.B) {
+	eng := openEngine(b, nil)
+	for rev := 0; rev < 20; rev++ {
+		err := eng.Update(func(tx *stream.Tx) error {
+			for k := 0; k < 1000; k++ {
+				a := stream.XAddArgs{Auto: true, Fields: [][]byte{[]byte("subject"), []byte("$KV.t.k" + strconv.Itoa(k)), []byte("data"), []byte("v" + strconv.Itoa(rev))}}
+				if _, _, err := tx.XAdd(0, []byte("KV_t"), &a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	store := EngineStore{Engine: eng}
+	r := newConsumers(store, &recPub{}, slog.New(slog.DiscardHandler))
+	c := newTestConsumer(r, natsserver.ConsumerConfig{DeliverPolicy: natsserver.DeliverLastPerSubject, FilterSubject: "$KV.t.>"})
+	st, _, err := store.State("KV_t")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range []struct {
+		name string
+		fn   func(stream.SeqState) ([]uint64, error)
+	}{{"indexed", c.lastPerSubject}, {"walk", c.lastPerSubjectWalk}} {
+		b.Run(m.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				seqs, err := m.fn(st)
+				if err != nil || len(seqs) != 1000 {
+					b.Fatalf("%d sequences, %v", len(seqs), err)
+				}
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -264,6 +265,14 @@ func (c *consumer) countRange(from, to uint64) (int64, error) {
 // lastPerSubject returns the sequence of the last matching entry of each
 // subject up to st.LastSeq, ascending.
 func (c *consumer) lastPerSubject(st stream.SeqState) ([]uint64, error) {
+	if seqs, ok, err := c.lastPerSubjectIndexed(st); err != nil || ok {
+		return seqs, err
+	}
+	return c.lastPerSubjectWalk(st)
+}
+
+// lastPerSubjectWalk is lastPerSubject by reading every entry.
+func (c *consumer) lastPerSubjectWalk(st stream.SeqState) ([]uint64, error) {
 	last := make(map[string]uint64)
 	err := c.r.store.Scan(c.stream, st.FirstSeq, func(e stream.SeqEntry) bool {
 		if e.Seq > st.LastSeq {
@@ -283,6 +292,44 @@ func (c *consumer) lastPerSubject(st stream.SeqState) ([]uint64, error) {
 	}
 	slices.Sort(seqs)
 	return seqs, nil
+}
+
+// maxIndexedSubjects is the most subjects lastPerSubjectIndexed looks up
+// one by one; a stream with more is walked.
+const maxIndexedSubjects = 100000
+
+// lastPerSubjectIndexed is lastPerSubject with a lookup per subject
+// instead of a walk of every entry, when the store lists the subjects
+// cheaply (a KV bucket's subject index): a bucket of 10,000 keys kept to
+// 64 revisions is 10,000 lookups, not 640,000 entries read. ok is false
+// when it cannot answer: too many subjects, a subject with wildcard
+// characters (a lookup would take it for a filter), or an entry appended
+// since st, which the walk leaves out.
+func (c *consumer) lastPerSubjectIndexed(st stream.SeqState) (seqs []uint64, ok bool, err error) {
+	subjects, complete, err := c.r.store.Subjects(c.stream, maxIndexedSubjects)
+	if err != nil || !complete {
+		return nil, false, err
+	}
+	for _, subject := range subjects {
+		if !c.matches([]byte(subject)) {
+			continue
+		}
+		if strings.ContainsAny(subject, "*>") {
+			return nil, false, nil
+		}
+		e, found, err := c.r.store.LastBySubject(c.stream, subject)
+		switch {
+		case err != nil:
+			return nil, false, err
+		case !found:
+			continue // deleted since the listing
+		case e.Seq > st.LastSeq:
+			return nil, false, nil
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	slices.Sort(seqs)
+	return seqs, true, nil
 }
 
 // start picks the first sequence and counts what is pending, as

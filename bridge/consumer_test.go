@@ -323,3 +323,56 @@ func TestConsumerLifecycle(t *testing.T) {
 		t.Error("a consumer was added after close")
 	}
 }
+
+// TestLastPerSubjectIndexed: the lookup per subject gives what the walk
+// gives, and steps aside (ok false) where a lookup would be wrong: a
+// subject with wildcard characters, an entry appended since the state.
+func TestLastPerSubjectIndexed(t *testing.T) {
+	walk := func(f *fakeStore, c *consumer, st stream.SeqState) []uint64 {
+		last := map[string]uint64{}
+		for _, e := range f.streams["KV_t"] {
+			if e.Seq <= st.LastSeq && c.matches(e.Subject) {
+				last[string(e.Subject)] = e.Seq
+			}
+		}
+		var seqs []uint64
+		for _, s := range last {
+			seqs = append(seqs, s)
+		}
+		slices.Sort(seqs)
+		return seqs
+	}
+	for _, tc := range []struct {
+		name      string
+		subjects  []string // one entry each, in order
+		filter    string
+		appendNew bool // an entry added after the state is taken
+		indexed   bool
+	}{
+		{"kv", []string{"$KV.t.a", "$KV.t.b", "$KV.t.a", "$KV.t.c.x", "$KV.t.b"}, "$KV.t.>", false, true},
+		{"filtered", []string{"$KV.t.a", "$KV.t.b", "$KV.t.a", "$KV.t.c.x"}, "$KV.t.*", false, true},
+		{"wildcard subject", []string{"$KV.t.a", "$KV.t.*", "$KV.t.a"}, "$KV.t.>", false, false},
+		{"appended since", []string{"$KV.t.a", "$KV.t.b"}, "$KV.t.>", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeStore{}
+			for i, s := range tc.subjects {
+				f.add("KV_t", 1700000000000+uint64(i), "subject", s, "data", fmt.Sprint(i))
+			}
+			r := newConsumers(f, &recPub{}, slog.New(slog.DiscardHandler))
+			c := newTestConsumer(r, server.ConsumerConfig{DeliverPolicy: server.DeliverLastPerSubject, FilterSubject: tc.filter})
+			st, _, _ := f.State("KV_t")
+			if tc.appendNew {
+				f.add("KV_t", 1700000000100, "subject", "$KV.t.a", "data", "new")
+			}
+			_, ok, err := c.lastPerSubjectIndexed(st)
+			if err != nil || ok != tc.indexed {
+				t.Fatalf("lastPerSubjectIndexed: ok %v, err %v; want ok %v", ok, err, tc.indexed)
+			}
+			got, err := c.lastPerSubject(st)
+			if want := walk(f, c, st); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("lastPerSubject = %v, %v; the walk gives %v", got, err, want)
+			}
+		})
+	}
+}

@@ -405,14 +405,7 @@ func (tx *Tx) cachedGroup(key []byte) (rec groupRec, pel pelBounds, found, exist
 			}
 			return r.rec, r.pel, true, true
 		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if ge := c.group(key); ge != nil {
-			return ge.rec, ge.pel, true, true
-		}
-		return groupRec{}, pelBounds{}, false, false
-	}
-	if tx.snap != nil {
+	} else if tx.snap != nil {
 		// A View during an apply: the cache may not match its snapshot.
 		return groupRec{}, pelBounds{}, false, false
 	}
@@ -461,16 +454,7 @@ func (tx *Tx) cachedConsumer(g *groupOp, name []byte) (rec consumerRec, found, e
 		case reset:
 			return consumerRec{}, false, false
 		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if ge := c.m[g.gkey]; ge != nil {
-			if rec, ok := ge.consumers[string(name)]; ok {
-				return rec, true, true
-			}
-		}
-		return consumerRec{}, false, false
-	}
-	if tx.snap != nil {
+	} else if tx.snap != nil {
 		return consumerRec{}, false, false
 	}
 	c.mu.Lock()

@@ -194,17 +194,10 @@ func (tx *Tx) readMeta(db int, key []byte) (keyMeta, bool, error) {
 		} else if tx.flushedAll || (len(tx.flushed) > 0 && tx.flushedDB(db)) {
 			clean = false
 		}
-		if clean && c != nil {
-			c.mu.Lock()
-			km, ok := c.get(db, key)
-			c.mu.Unlock()
-			if ok {
-				return km, true, nil
-			}
-		}
 	} else if tx.snap != nil {
 		clean = false // the cache may be behind or ahead of the snapshot
-	} else if c != nil {
+	}
+	if clean && c != nil {
 		c.mu.Lock()
 		km, ok := c.get(db, key)
 		c.mu.Unlock()

@@ -2,11 +2,14 @@ package bridge
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestBridgeOverNATS drives the bridge through its embedded server: a
@@ -75,4 +78,74 @@ func TestBridgeOverNATS(t *testing.T) {
 		}
 	}
 	get()
+}
+
+// TestBridgeRedials: the external server the bridge joined restarts; the
+// bridge's client connection and its leafnode both dial again, so Direct
+// Gets are answered and consumers deliver (kv.History) as before.
+func TestBridgeRedials(t *testing.T) {
+	start := func(opts *natsserver.Options) *natsserver.Server {
+		t.Helper()
+		ns, err := natsserver.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Start()
+		if !ns.ReadyForConnections(10 * time.Second) {
+			t.Fatal("nats-server did not start")
+		}
+		t.Cleanup(ns.Shutdown)
+		return ns
+	}
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
+	user, pass := addLeafListener(opts)
+	ns := start(opts)
+	f := &lockedStore{f: adrStore()}
+	f.add("KV_cfg", 1700000000001, "subject", "$KV.cfg.color", "data", "blue")
+	b, err := Start(context.Background(), Config{URL: ns.ClientURL(), Domain: "eddy", LeafURL: embeddedLeafURL(opts, user, pass)}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	// The restarted server listens where the first one did.
+	restarted := *opts
+	restarted.Port = ns.Addr().(*net.TCPAddr).Port
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	ns = start(&restarted)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.NewWithDomain(nc, "eddy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m, err := nc.Request("$JS.eddy.API.DIRECT.GET.stream", []byte(`{"seq":2}`), time.Second)
+		if err == nil && m.Header.Get("Nats-Sequence") == "2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Direct Get answer after the server restarted: %v", err)
+		}
+	}
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		var h []jetstream.KeyValueEntry
+		kv, err := js.KeyValue(ctx, "cfg")
+		if err == nil {
+			h, err = kv.History(ctx, "color")
+		}
+		cancel()
+		if err == nil && len(h) == 1 && string(h[0].Value()) == "blue" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no KV history through the leafnode after the server restarted: %v", err)
+		}
+	}
 }

@@ -241,36 +241,58 @@ func signWithCreds(path, nonce string) (jwt, sig string, err error) {
 // run reads until the connection drops, then reconnects until close.
 func (c *conn) run(nc net.Conn, br *bufio.Reader) {
 	defer close(c.done)
+	redial{
+		name: "nats bridge", log: c.log, closing: c.closing,
+		read: c.readLoop, dial: c.handshake,
+		drop: func() {
+			c.wmu.Lock()
+			c.nc, c.bw = nil, nil
+			c.wmu.Unlock()
+		},
+	}.run(nc, br)
+}
+
+// redial is a bridge connection's life: read until the connection fails,
+// forget it (drop), then dial again with a growing backoff until that
+// succeeds or closing is closed.
+type redial struct {
+	name    string // for the log
+	log     *slog.Logger
+	closing <-chan struct{}
+	read    func(*bufio.Reader) error
+	drop    func()
+	dial    func(context.Context) (net.Conn, *bufio.Reader, error)
+}
+
+func (r redial) run(nc net.Conn, br *bufio.Reader) {
 	backoff := 100 * time.Millisecond
 	for {
-		err := c.readLoop(br)
-		c.wmu.Lock()
-		c.nc, c.bw = nil, nil
-		c.wmu.Unlock()
+		err := r.read(br)
+		r.drop()
 		nc.Close()
 		select {
-		case <-c.closing:
+		case <-r.closing:
 			return
 		default:
 		}
-		c.log.Warn("nats bridge disconnected, reconnecting", "err", err)
+		r.log.Warn(r.name+" disconnected, reconnecting", "err", err)
 		for {
 			select {
-			case <-c.closing:
+			case <-r.closing:
 				return
 			case <-time.After(backoff):
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			var herr error
-			nc, br, herr = c.handshake(ctx)
+			var derr error
+			nc, br, derr = r.dial(ctx)
 			cancel()
-			if herr == nil {
-				c.log.Info("nats bridge reconnected", "url", c.opts.url.Redacted())
+			if derr == nil {
+				r.log.Info(r.name + " reconnected")
 				backoff = 100 * time.Millisecond
 				break
 			}
 			backoff = min(backoff*2, 2*time.Second)
-			c.log.Debug("nats bridge reconnect failed", "err", herr)
+			r.log.Debug(r.name+" reconnect failed", "err", derr)
 		}
 	}
 }

@@ -195,37 +195,15 @@ func (l *leaf) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 // run reads until the connection drops, then reconnects until close.
 func (l *leaf) run(nc net.Conn, br *bufio.Reader) {
 	defer close(l.done)
-	backoff := 100 * time.Millisecond
-	for {
-		err := l.readLoop(br)
-		l.wmu.Lock()
-		l.nc, l.bw = nil, nil
-		l.wmu.Unlock()
-		nc.Close()
-		select {
-		case <-l.closing:
-			return
-		default:
-		}
-		l.log.Warn("nats bridge leafnode disconnected, reconnecting", "err", err)
-		for {
-			select {
-			case <-l.closing:
-				return
-			case <-time.After(backoff):
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			var herr error
-			nc, br, herr = l.handshake(ctx)
-			cancel()
-			if herr == nil {
-				backoff = 100 * time.Millisecond
-				break
-			}
-			backoff = min(backoff*2, 2*time.Second)
-			l.log.Debug("nats bridge leafnode reconnect failed", "err", herr)
-		}
-	}
+	redial{
+		name: "nats bridge leafnode", log: l.log, closing: l.closing,
+		read: l.readLoop, dial: l.handshake,
+		drop: func() {
+			l.wmu.Lock()
+			l.nc, l.bw = nil, nil
+			l.wmu.Unlock()
+		},
+	}.run(nc, br)
 }
 
 // readLoop answers PINGs and tracks interest; the hub sends a leaf that

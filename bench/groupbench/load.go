@@ -12,16 +12,19 @@ import (
 	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
+// dialTimeout bounds connecting to a server under test.
+const dialTimeout = 10 * time.Second
+
 // fill empties key and appends n entries "f v" to it through conns
 // pipelined connections, batch commands per round trip. It returns the
 // time taken and checks XLEN afterwards.
 func fill(addr, key string, n, conns, batch int) (time.Duration, error) {
-	c, err := dial(addr)
+	c, err := resp.Dial(addr, dialTimeout)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	if err := c.do(resp.AppendCommand(nil, "DEL", key)); err != nil {
+	if err := c.Do(resp.AppendCommand(nil, "DEL", key)); err != nil {
 		return 0, err
 	}
 	one := resp.AppendCommand(nil, "XADD", key, "*", "f", "v")
@@ -46,10 +49,10 @@ func fill(addr, key string, n, conns, batch int) (time.Duration, error) {
 			return took, err
 		}
 	}
-	if err := c.send(resp.AppendCommand(nil, "XLEN", key)); err != nil {
+	if err := c.Send(resp.AppendCommand(nil, "XLEN", key)); err != nil {
 		return took, err
 	}
-	got, err := c.integer()
+	got, err := c.Integer()
 	if err == nil && got != int64(n) {
 		err = fmt.Errorf("XLEN %s = %d after adding %d", key, got, n)
 	}
@@ -57,7 +60,7 @@ func fill(addr, key string, n, conns, batch int) (time.Duration, error) {
 }
 
 func fillConn(addr string, one []byte, n, batch int) error {
-	c, err := dial(addr)
+	c, err := resp.Dial(addr, dialTimeout)
 	if err != nil {
 		return err
 	}
@@ -65,11 +68,11 @@ func fillConn(addr string, one []byte, n, batch int) error {
 	cmds := bytes.Repeat(one, batch)
 	for done := 0; done < n; {
 		k := min(batch, n-done)
-		if err := c.send(cmds[:k*len(one)]); err != nil {
+		if err := c.Send(cmds[:k*len(one)]); err != nil {
 			return err
 		}
 		for range k {
-			if err := c.skip(); err != nil {
+			if err := c.Skip(); err != nil {
 				return err
 			}
 		}
@@ -100,15 +103,15 @@ func (r throughputResult) opsPerSec() float64 { return float64(2*r.Pairs) / r.El
 // reading XACK's reply.
 func throughput(addr, key, group string, clients, count int, dur time.Duration) (throughputResult, error) {
 	var res throughputResult
-	admin, err := dial(addr)
+	admin, err := resp.Dial(addr, dialTimeout)
 	if err != nil {
 		return res, err
 	}
 	defer admin.Close()
-	if err := admin.do(resp.AppendCommand(nil, "XGROUP", "CREATE", key, group, "0")); err != nil {
+	if err := admin.Do(resp.AppendCommand(nil, "XGROUP", "CREATE", key, group, "0")); err != nil {
 		return res, err
 	}
-	conns := make([]*conn, clients)
+	conns := make([]*resp.Conn, clients)
 	defer func() {
 		for _, c := range conns {
 			if c != nil {
@@ -117,7 +120,7 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 		}
 	}()
 	for i := range conns {
-		if conns[i], err = dial(addr); err != nil {
+		if conns[i], err = resp.Dial(addr, dialTimeout); err != nil {
 			return res, err
 		}
 	}
@@ -147,10 +150,10 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 			for !stop.Load() {
 				t0 := time.Now()
 				ids.reset()
-				if st.err = c.send(read); st.err != nil {
+				if st.err = c.Send(read); st.err != nil {
 					return
 				}
-				if st.err = c.entries(&ids); st.err != nil {
+				if st.err = readEntries(c, &ids); st.err != nil {
 					return
 				}
 				if ids.len() == 0 {
@@ -164,10 +167,10 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 				for j := range ids.len() {
 					ack = resp.AppendBulk(ack, ids.at(j))
 				}
-				if st.err = c.send(ack); st.err != nil {
+				if st.err = c.Send(ack); st.err != nil {
 					return
 				}
-				n, err := c.integer()
+				n, err := c.Integer()
 				if st.err = err; err != nil {
 					return
 				}
@@ -203,12 +206,12 @@ func throughput(addr, key, group string, clients, count int, dur time.Duration) 
 // without acknowledging them, batch at a time, so the group's PEL holds n
 // entries. It returns the time taken.
 func buildPEL(addr, key, group string, n, batch int) (time.Duration, error) {
-	c, err := dial(addr)
+	c, err := resp.Dial(addr, dialTimeout)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	if err := c.do(resp.AppendCommand(nil, "XGROUP", "CREATE", key, group, "0")); err != nil {
+	if err := c.Do(resp.AppendCommand(nil, "XGROUP", "CREATE", key, group, "0")); err != nil {
 		return 0, err
 	}
 	start := time.Now()
@@ -217,10 +220,10 @@ func buildPEL(addr, key, group string, n, batch int) (time.Duration, error) {
 		k := min(batch, n-done)
 		ids.reset()
 		cmd := resp.AppendCommand(nil, "XREADGROUP", "GROUP", group, "c0", "COUNT", strconv.Itoa(k), "STREAMS", key, ">")
-		if err := c.send(cmd); err != nil {
+		if err := c.Send(cmd); err != nil {
 			return 0, err
 		}
-		if err := c.entries(&ids); err != nil {
+		if err := readEntries(c, &ids); err != nil {
 			return 0, err
 		}
 		if ids.len() == 0 {
@@ -229,7 +232,7 @@ func buildPEL(addr, key, group string, n, batch int) (time.Duration, error) {
 		done += ids.len()
 	}
 	took := time.Since(start)
-	return took, c.do(resp.AppendCommand(nil, "XPENDING", key, group))
+	return took, c.Do(resp.AppendCommand(nil, "XPENDING", key, group))
 }
 
 // pelProbe measures single calls against one group's large PEL, on its
@@ -237,7 +240,7 @@ func buildPEL(addr, key, group string, n, batch int) (time.Duration, error) {
 // successive runs walk on through the PEL (starting over at 0-0 when
 // the cursor comes back as 0-0), as a claimer sweeping it would.
 type pelProbe struct {
-	c       *conn
+	c       *resp.Conn
 	key     string
 	group   string
 	pending []byte
@@ -247,7 +250,7 @@ type pelProbe struct {
 }
 
 func newPELProbe(addr, key, group string) (*pelProbe, error) {
-	c, err := dial(addr)
+	c, err := resp.Dial(addr, dialTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +269,7 @@ func (p *pelProbe) xpending(calls int) (p50, p99 time.Duration, err error) {
 	p.lat = p.lat[:0]
 	for range calls {
 		t0 := time.Now()
-		if err := p.c.do(p.pending); err != nil {
+		if err := p.c.Do(p.pending); err != nil {
 			return 0, 0, err
 		}
 		p.lat = append(p.lat, time.Since(t0))
@@ -289,10 +292,10 @@ func (p *pelProbe) xautoclaim(calls int) (p50, p99 time.Duration, err error) {
 		cmd = resp.AppendBulkString(cmd, "10")
 		p.claimed.reset()
 		t0 := time.Now()
-		if err := p.c.send(cmd); err != nil {
+		if err := p.c.Send(cmd); err != nil {
 			return 0, 0, err
 		}
-		if p.cursor, err = p.c.autoclaim(p.cursor, &p.claimed); err != nil {
+		if p.cursor, err = readAutoclaim(p.c, p.cursor, &p.claimed); err != nil {
 			return 0, 0, err
 		}
 		p.lat = append(p.lat, time.Since(t0))
@@ -308,7 +311,7 @@ func (p *pelProbe) xautoclaim(calls int) (p50, p99 time.Duration, err error) {
 // competing for the two cores) is not charged to the next measurement.
 // A server whose INFO has no such field is settled.
 func settle(addr string) error {
-	c, err := dial(addr)
+	c, err := resp.Dial(addr, dialTimeout)
 	if err != nil {
 		return err
 	}
@@ -316,10 +319,10 @@ func settle(addr string) error {
 	cmd := resp.AppendCommand(nil, "INFO", "persistence")
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if err := c.send(cmd); err != nil {
+		if err := c.Send(cmd); err != nil {
 			return err
 		}
-		info, _, err := c.bulk(nil)
+		info, _, err := c.Bulk(nil)
 		if err != nil {
 			return err
 		}

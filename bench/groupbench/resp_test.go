@@ -12,9 +12,9 @@ import (
 	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
-// readerConn is a conn reading canned replies.
-func readerConn(replies string) *conn {
-	return &conn{r: bufio.NewReader(strings.NewReader(replies))}
+// readerConn is a connection reading canned replies.
+func readerConn(replies string) *resp.Conn {
+	return resp.FromReader(bufio.NewReader(strings.NewReader(replies)))
 }
 
 func ids(l *idList) string {
@@ -33,13 +33,13 @@ func TestEntries(t *testing.T) {
 		{"nil", "*-1\r\n", "", nil},
 		{"two", "*1\r\n*2\r\n$1\r\ns\r\n*2\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$5\r\n12-34\r\n*2\r\n$1\r\nf\r\n$0\r\n\r\n", "1-1,12-34", nil},
 		{"deleted entry", "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n5-0\r\n*-1\r\n", "5-0", nil},
-		{"error", "-NOGROUP No such key\r\n", "", serverError("NOGROUP No such key")},
-		{"wrong type", ":3\r\n", "", errProtocol},
+		{"error", "-NOGROUP No such key\r\n", "", resp.ServerError("NOGROUP No such key")},
+		{"wrong type", ":3\r\n", "", resp.ErrProtocol},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var l idList
-			err := readerConn(tc.reply).entries(&l)
+			err := readEntries(readerConn(tc.reply), &l)
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("err %v, want %v", err, tc.err)
@@ -56,7 +56,7 @@ func TestEntries(t *testing.T) {
 func TestAutoclaim(t *testing.T) {
 	reply := "*3\r\n$3\r\n9-0\r\n*1\r\n*2\r\n$3\r\n3-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*1\r\n$3\r\n4-0\r\n"
 	var l idList
-	cur, err := readerConn(reply).autoclaim([]byte("0-0"), &l)
+	cur, err := readAutoclaim(readerConn(reply), []byte("0-0"), &l)
 	if err != nil || string(cur) != "9-0" || ids(&l) != "3-0" {
 		t.Fatalf("cursor %q ids %q err %v", cur, ids(&l), err)
 	}
@@ -65,11 +65,11 @@ func TestAutoclaim(t *testing.T) {
 func TestSkip(t *testing.T) {
 	c := readerConn("+OK\r\n$-1\r\n*2\r\n:1\r\n*1\r\n$2\r\nab\r\n:7\r\n")
 	for range 3 {
-		if err := c.skip(); err != nil {
+		if err := c.Skip(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, err := c.integer(); n != 7 || err != nil {
+	if n, err := c.Integer(); n != 7 || err != nil {
 		t.Fatalf("after skipping: %d, %v", n, err)
 	}
 }
@@ -85,14 +85,14 @@ func TestLoopAllocs(t *testing.T) {
 	one.WriteString(":10\r\n")
 	const runs = 100
 	src := bytes.NewReader(bytes.Repeat(one.Bytes(), runs+1))
-	c := &conn{r: bufio.NewReaderSize(src, 64<<10)}
+	c := resp.FromReader(bufio.NewReaderSize(src, 64<<10))
 	l := idList{buf: make([]byte, 0, 256), ends: make([]int, 0, 10)}
 	ack := make([]byte, 0, 512)
 	lat := make([]time.Duration, 0, runs+1)
 	allocs := testing.AllocsPerRun(runs, func() {
 		t0 := time.Now()
 		l.reset()
-		if err := c.entries(&l); err != nil || l.len() != 10 {
+		if err := readEntries(c, &l); err != nil || l.len() != 10 {
 			t.Fatal(err, l.len())
 		}
 		ack = resp.AppendArrayHeader(ack[:0], 3+l.len())
@@ -100,7 +100,7 @@ func TestLoopAllocs(t *testing.T) {
 		for j := range l.len() {
 			ack = resp.AppendBulk(ack, l.at(j))
 		}
-		if _, err := c.integer(); err != nil {
+		if _, err := c.Integer(); err != nil {
 			t.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"time"
@@ -203,17 +204,46 @@ func atoi(b []byte) (int64, error) {
 	return n, nil
 }
 
-// Integer reads an integer reply.
-func (c *Conn) Integer() (int64, error) {
+// header reads a line that must start with kind and returns its number.
+func (c *Conn) header(kind byte) (int64, error) {
 	b, err := c.line()
 	if err != nil {
 		return 0, err
 	}
-	if b[0] != ':' {
-		return 0, fmt.Errorf("%w: want an integer, got %q", ErrProtocol, b)
+	if b[0] != kind {
+		return 0, fmt.Errorf("%w: want %q, got %q", ErrProtocol, kind, b)
 	}
 	return atoi(b[1:])
 }
+
+// Integer reads an integer reply.
+func (c *Conn) Integer() (int64, error) { return c.header(':') }
+
+// ArrayLen reads an array header; a nil array is -1.
+func (c *Conn) ArrayLen() (int, error) {
+	n, err := c.header('*')
+	return int(n), err
+}
+
+// Bulk appends the content of a bulk string reply to dst; ok is false
+// for a nil bulk string. It allocates only when dst must grow.
+func (c *Conn) Bulk(dst []byte) (out []byte, ok bool, err error) {
+	n, err := c.header('$')
+	if err != nil || n < 0 {
+		return dst, false, err
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, n)...) // no allocation while cap suffices
+	if _, err := io.ReadFull(c.r, dst[start:]); err != nil {
+		return dst, false, err
+	}
+	_, err = c.r.Discard(2)
+	return dst, true, err
+}
+
+// FromReader is a Conn that only reads, replies from r: for parsing
+// canned replies in tests.
+func FromReader(r *bufio.Reader) *Conn { return &Conn{r: r} }
 
 // Skip reads and discards one whole reply of any type.
 func (c *Conn) Skip() error {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eddy-streams/eddy/bench/internal/proc"
 	"github.com/eddy-streams/eddy/bench/internal/resp"
 	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
@@ -162,24 +163,24 @@ func (b *bench) redisArgs(port int, aof bool) []string {
 	return append(a, "--appendonly", "no")
 }
 
-func (b *bench) startRedis(aof bool) (*proc, time.Duration, error) {
-	port, err := freePort()
+func (b *bench) startRedis(aof bool) (*proc.Proc, time.Duration, error) {
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, 0, err
 	}
-	return start("redis", b.o.redisBin, b.redisArgs(port, aof), port, filepath.Join(b.o.work, "redis.log"))
+	return proc.Start("redis", b.o.redisBin, b.redisArgs(port, aof), port, filepath.Join(b.o.work, "redis.log"))
 }
 
 // startEddy runs Eddy with its defaults, on a free port and the run's dir.
-func (b *bench) startEddy() (*proc, time.Duration, error) {
-	port, err := freePort()
+func (b *bench) startEddy() (*proc.Proc, time.Duration, error) {
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, 0, err
 	}
 	// The NATS bridge stays on (a user's default, and part of the RSS), on
 	// a free port rather than 4222.
 	args := append([]string{"server", "--port", strconv.Itoa(port), "--dir", b.eddyDir, "--nats-port", "-1"}, b.o.eddyArgs...)
-	return start("eddy", b.o.eddyBin, args, port, filepath.Join(b.o.work, "eddy.log"))
+	return proc.Start("eddy", b.o.eddyBin, args, port, filepath.Join(b.o.work, "eddy.log"))
 }
 
 // loadAndSize loads the stream into both servers, one after the other,
@@ -192,7 +193,7 @@ func (b *bench) loadAndSize() error {
 	}
 	defer func() {
 		if r != nil {
-			r.kill()
+			r.Kill()
 		}
 	}()
 	e, _, err := b.startEddy()
@@ -201,43 +202,43 @@ func (b *bench) loadAndSize() error {
 	}
 	defer func() {
 		if e != nil {
-			e.kill()
+			e.Kill()
 		}
 	}()
 	res := &b.res
-	for _, p := range []*proc{r, e} {
-		took, err := load(p.addr, streamKey, 0, b.o.entries, b.o.conns, b.o.batch)
+	for _, p := range []*proc.Proc{r, e} {
+		took, err := load(p.Addr, streamKey, 0, b.o.entries, b.o.conns, b.o.batch)
 		if err != nil {
-			return fmt.Errorf("%s: load: %w", p.name, err)
+			return fmt.Errorf("%s: load: %w", p.Name, err)
 		}
-		res.LoadS.set(p.name, took.Seconds())
-		n, err := xlen(p.addr, streamKey)
+		res.LoadS.set(p.Name, took.Seconds())
+		n, err := xlen(p.Addr, streamKey)
 		if err != nil {
 			return err
 		}
 		if n != int64(b.o.entries) {
-			return fmt.Errorf("%s: XLEN %d after loading %d entries", p.name, n, b.o.entries)
+			return fmt.Errorf("%s: XLEN %d after loading %d entries", p.Name, n, b.o.entries)
 		}
-		fmt.Fprintf(os.Stderr, "bigbench: %s loaded %d entries in %.1fs\n", p.name, n, took.Seconds())
+		fmt.Fprintf(os.Stderr, "bigbench: %s loaded %d entries in %.1fs\n", p.Name, n, took.Seconds())
 	}
 	// The servers are idle now; give background work (Pebble's flushes
 	// and compactions, Redis's AOF fsyncs) the same time to settle.
 	time.Sleep(b.o.settle)
-	for _, p := range []*proc{r, e} {
-		m, err := p.memory()
+	for _, p := range []*proc.Proc{r, e} {
+		m, err := p.Memory()
 		if err != nil {
 			return err
 		}
-		used, err := info(p.addr, "memory", "used_memory")
+		used, err := info(p.Addr, "memory", "used_memory")
 		if err != nil {
 			return err
 		}
-		res.Memory.set(p.name, memReport{RSS: m.RSS, Peak: m.Peak, UsedMemory: used})
+		res.Memory.set(p.Name, memReport{RSS: m.RSS, Peak: m.Peak, UsedMemory: used})
 	}
 
 	// Redis: the RDB is what it would load; the AOF is what it wrote.
 	t0 := time.Now()
-	if _, err := command(r.addr, "SAVE"); err != nil {
+	if _, err := command(r.Addr, "SAVE"); err != nil {
 		return err
 	}
 	res.Disk.RedisSaveS = time.Since(t0).Seconds()
@@ -247,7 +248,7 @@ func (b *bench) loadAndSize() error {
 	if res.Disk.RedisAOF, err = measureDir(filepath.Join(b.redisDir, "appendonlydir")); err != nil {
 		return err
 	}
-	err = r.stop()
+	err = r.Stop()
 	r = nil
 	if err != nil {
 		return err
@@ -257,7 +258,7 @@ func (b *bench) loadAndSize() error {
 	if res.Disk.EddyLive, err = measureDir(b.eddyDir); err != nil {
 		return err
 	}
-	err = e.stop()
+	err = e.Stop()
 	e = nil
 	if err != nil {
 		return err
@@ -271,7 +272,7 @@ func (b *bench) loadAndSize() error {
 		return err
 	}
 	res.Startup.EddyUncompactedMs = stats.Ms(took)
-	if err := e2.stop(); err != nil {
+	if err := e2.Stop(); err != nil {
 		return err
 	}
 	t0 = time.Now()
@@ -291,22 +292,22 @@ func (b *bench) startup() error {
 		for i := range 2 {
 			launch := b.startRedis
 			if (round+i)%2 == 1 {
-				launch = func(bool) (*proc, time.Duration, error) { return b.startEddy() }
+				launch = func(bool) (*proc.Proc, time.Duration, error) { return b.startEddy() }
 			}
 			p, took, err := launch(false)
 			if err != nil {
 				return err
 			}
-			m, err := p.memory()
+			m, err := p.Memory()
 			if err == nil {
-				err = p.stop()
+				err = p.Stop()
 			} else {
-				p.kill()
+				p.Kill()
 			}
 			if err != nil {
 				return err
 			}
-			b.res.Startup.add(p.name, stats.Ms(took), m.RSS)
+			b.res.Startup.add(p.Name, stats.Ms(took), m.RSS)
 		}
 	}
 	return nil
@@ -320,24 +321,24 @@ func (b *bench) rangeLoad() error {
 	if err != nil {
 		return err
 	}
-	defer r.kill()
-	if _, err := command(r.addr, "CONFIG", "SET", "appendonly", "yes"); err != nil {
+	defer r.Kill()
+	if _, err := command(r.Addr, "CONFIG", "SET", "appendonly", "yes"); err != nil {
 		return err
 	}
-	if err := waitAOFRewrite(r.addr); err != nil {
+	if err := waitAOFRewrite(r.Addr); err != nil {
 		return err
 	}
 	e, _, err := b.startEddy()
 	if err != nil {
 		return err
 	}
-	defer e.kill()
+	defer e.Kill()
 	perRound := uint64(b.o.writeMB * 1e6 / fieldBytes)
 	// New entries continue the sequence from the larger stream, so both
 	// servers get the same bytes (and runs that reuse stores stay apart).
 	next := uint64(0)
-	for _, p := range []*proc{r, e} {
-		n, err := xlen(p.addr, streamKey)
+	for _, p := range []*proc.Proc{r, e} {
+		n, err := xlen(p.Addr, streamKey)
 		if err != nil {
 			return err
 		}
@@ -349,11 +350,11 @@ func (b *bench) rangeLoad() error {
 			if (round+i)%2 == 1 {
 				p = e
 			}
-			rr, err := rangeUnderLoad(p.addr, streamKey, next, perRound, writers, rangeCount)
+			rr, err := rangeUnderLoad(p.Addr, streamKey, next, perRound, writers, rangeCount)
 			if err != nil {
-				return fmt.Errorf("%s: %w", p.name, err)
+				return fmt.Errorf("%s: %w", p.Name, err)
 			}
-			b.res.Range.add(p.name, rr)
+			b.res.Range.add(p.Name, rr)
 		}
 		next += perRound
 	}

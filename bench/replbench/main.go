@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/eddy-streams/eddy/bench/internal/proc"
 	"github.com/eddy-streams/eddy/bench/internal/resp"
 	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
@@ -154,7 +155,7 @@ func run(o options) (err error) {
 
 // pair starts a primary and a replica of it in fresh directories under
 // work/name.
-func pair(o options, name string) (p, r *proc, err error) {
+func pair(o options, name string) (p, r *proc.Proc, err error) {
 	dir := filepath.Join(o.work, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
@@ -162,19 +163,19 @@ func pair(o options, name string) (p, r *proc, err error) {
 	if p, err = startEddy(o.eddyBin, filepath.Join(dir, "primary")); err != nil {
 		return nil, nil, err
 	}
-	host, port, _ := strings.Cut(p.addr, ":")
+	host, port, _ := strings.Cut(p.Addr, ":")
 	if r, err = startEddy(o.eddyBin, filepath.Join(dir, "replica"), "--replicaof", host+" "+port); err != nil {
-		p.stop()
+		p.Stop()
 		return nil, nil, err
 	}
-	c, err := resp.Dial(r.addr, time.Second)
+	c, err := resp.Dial(r.Addr, time.Second)
 	if err == nil {
 		err = waitSynced(c, time.Minute)
 		c.Close()
 	}
 	if err != nil {
-		r.stop()
-		p.stop()
+		r.Stop()
+		p.Stop()
 		return nil, nil, err
 	}
 	return p, r, nil
@@ -189,18 +190,18 @@ func lagRuns(o options) ([]lagResult, error) {
 	for _, rate := range o.rates {
 		l, err := lagRun(o, p, r, rate, len(out))
 		if err != nil {
-			r.stop()
-			p.stop()
+			r.Stop()
+			p.Stop()
 			return nil, err
 		}
 		out = append(out, l)
 	}
-	return out, errors.Join(r.stop(), p.stop())
+	return out, errors.Join(r.Stop(), p.Stop())
 }
 
 // lagRun is one lag measurement; run numbers the streams, so that each
 // run starts on empty ones.
-func lagRun(o options, p, r *proc, rate, run int) (lagResult, error) {
+func lagRun(o options, p, r *proc.Proc, rate, run int) (lagResult, error) {
 	w := o.writers
 	d := time.Duration(o.seconds * float64(time.Second))
 	capacity := 2_000_000
@@ -219,7 +220,7 @@ func lagRun(o options, p, r *proc, rate, run int) (lagResult, error) {
 		keys[i] = fmt.Sprintf("lag:%d:%d", run, i)
 	}
 
-	rc, err := resp.Dial(r.addr, time.Second)
+	rc, err := resp.Dial(r.Addr, time.Second)
 	if err != nil {
 		return lagResult{}, err
 	}
@@ -237,7 +238,7 @@ func lagRun(o options, p, r *proc, rate, run int) (lagResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			counts[i], errs[i] = writeLoop(p.addr, keys[i], sent[i], t0, d, rate, w, i)
+			counts[i], errs[i] = writeLoop(p.Addr, keys[i], sent[i], t0, d, rate, w, i)
 		}()
 	}
 	wg.Wait()
@@ -271,7 +272,7 @@ func lagRun(o options, p, r *proc, rate, run int) (lagResult, error) {
 	}
 	stopRead.Store(true)
 	// Wake the reader so it sees stopRead.
-	pc, err := resp.Dial(p.addr, time.Second)
+	pc, err := resp.Dial(p.Addr, time.Second)
 	if err != nil {
 		return lagResult{}, err
 	}
@@ -389,25 +390,25 @@ func fullSync(o options) (syncResult, error) {
 	if err != nil {
 		return syncResult{}, err
 	}
-	defer p.stop()
+	defer p.Stop()
 	r, err := startEddy(o.eddyBin, filepath.Join(dir, "replica"))
 	if err != nil {
 		return syncResult{}, err
 	}
-	defer r.stop()
+	defer r.Stop()
 
 	t0 := time.Now()
-	if err := load(p.addr, o.entries); err != nil {
+	if err := load(p.Addr, o.entries); err != nil {
 		return syncResult{}, err
 	}
 	loaded := time.Since(t0)
 
-	rc, err := resp.Dial(r.addr, time.Second)
+	rc, err := resp.Dial(r.Addr, time.Second)
 	if err != nil {
 		return syncResult{}, err
 	}
 	defer rc.Close()
-	host, port, _ := strings.Cut(p.addr, ":")
+	host, port, _ := strings.Cut(p.Addr, ":")
 	t1 := time.Now()
 	if _, err := rc.Command("REPLICAOF", host, port); err != nil {
 		return syncResult{}, err

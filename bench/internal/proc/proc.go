@@ -1,14 +1,15 @@
-package main
+// Package proc runs the servers the bench programs measure (Eddy or
+// redis-server) as child processes: on a free port, output to a log file,
+// ready once they answer PING with PONG, stopped with SIGTERM.
+package proc
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,18 +18,18 @@ import (
 	"github.com/eddy-streams/eddy/bench/internal/resp"
 )
 
-// proc is one running server.
-type proc struct {
-	name string
-	addr string
+// Proc is one running server.
+type Proc struct {
+	Name string // for errors and results: "eddy", "redis", "primary", ...
+	Addr string // 127.0.0.1:port
 	cmd  *exec.Cmd
 	log  *os.File
 	done chan error // receives cmd.Wait's result
 }
 
-// freePort asks the kernel for a port nobody listens on. Another process
+// FreePort asks the kernel for a port nobody listens on. Another process
 // could take it before the server binds it; bench.sh takes the same risk.
-func freePort() (int, error) {
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -37,15 +38,16 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// start runs bin with args, its output appended to logPath, and returns
-// once the server answers PING with PONG (not -LOADING): the time from
-// just before exec to that reply is the start-up time.
-func start(name, bin string, args []string, port int, logPath string) (*proc, time.Duration, error) {
+// Start runs bin with args (which must make it listen on port), its
+// output appended to logPath, and returns once the server answers PING
+// with PONG (not -LOADING): the time from just before exec to that reply
+// is the start-up time.
+func Start(name, bin string, args []string, port int, logPath string) (*Proc, time.Duration, error) {
 	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, 0, err
 	}
-	p := &proc{name: name, addr: "127.0.0.1:" + strconv.Itoa(port), log: lf, done: make(chan error, 1)}
+	p := &Proc{Name: name, Addr: "127.0.0.1:" + strconv.Itoa(port), log: lf, done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = lf, lf
 	t0 := time.Now()
@@ -55,7 +57,7 @@ func start(name, bin string, args []string, port int, logPath string) (*proc, ti
 	}
 	go func() { p.done <- p.cmd.Wait() }()
 	if err := p.waitPong(10 * time.Minute); err != nil {
-		p.kill()
+		p.Kill()
 		return nil, 0, fmt.Errorf("%s: %w (log: %s)", name, err, logPath)
 	}
 	return p, time.Since(t0), nil
@@ -63,7 +65,7 @@ func start(name, bin string, args []string, port int, logPath string) (*proc, ti
 
 // waitPong polls until a PING gets PONG. Redis accepts connections while
 // it loads its data set and answers -LOADING; that is not a reply.
-func (p *proc) waitPong(timeout time.Duration) error {
+func (p *Proc) waitPong(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
@@ -72,7 +74,7 @@ func (p *proc) waitPong(timeout time.Duration) error {
 			return fmt.Errorf("exited before answering PING: %v", err)
 		default:
 		}
-		c, err := resp.Dial(p.addr, time.Second)
+		c, err := resp.Dial(p.Addr, time.Second)
 		if err != nil {
 			time.Sleep(time.Millisecond)
 			continue
@@ -95,9 +97,9 @@ func (p *proc) waitPong(timeout time.Duration) error {
 	return fmt.Errorf("no PONG within %v", timeout)
 }
 
-// stop sends SIGTERM and waits for the process to exit (Redis and Eddy
+// Stop sends SIGTERM and waits for the process to exit (Redis and Eddy
 // both shut down cleanly on it).
-func (p *proc) stop() error {
+func (p *Proc) Stop() error {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return err
 	}
@@ -106,34 +108,35 @@ func (p *proc) stop() error {
 		p.log.Close()
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return fmt.Errorf("%s exited with %v", p.name, err)
+			return fmt.Errorf("%s exited with %v", p.Name, err)
 		}
 		return err
 	case <-time.After(5 * time.Minute):
-		p.kill()
-		return fmt.Errorf("%s did not stop within 5 minutes of SIGTERM; killed", p.name)
+		p.Kill()
+		return fmt.Errorf("%s did not stop within 5 minutes of SIGTERM; killed", p.Name)
 	}
 }
 
-func (p *proc) kill() {
+// Kill kills the process and waits for it.
+func (p *Proc) Kill() {
 	p.cmd.Process.Kill()
 	<-p.done
 	p.log.Close()
 }
 
-// memory is a process's resident set from /proc/<pid>/status, bytes.
-type memory struct {
+// Memory is a process's resident set from /proc/<pid>/status, bytes.
+type Memory struct {
 	RSS  int64 `json:"rss"`  // VmRSS: resident now
 	Peak int64 `json:"peak"` // VmHWM: the most ever resident
 }
 
-func (p *proc) memory() (memory, error) {
+func (p *Proc) Memory() (Memory, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
 	if err != nil {
-		return memory{}, err
+		return Memory{}, err
 	}
 	defer f.Close()
-	var m memory
+	var m Memory
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
@@ -158,52 +161,4 @@ func (p *proc) memory() (memory, error) {
 		return m, errors.New("/proc status: no VmRSS")
 	}
 	return m, sc.Err()
-}
-
-// dirSize is the size of a directory tree, in total and by kind of file.
-type dirSize struct {
-	Bytes     int64            `json:"bytes"`     // apparent sizes (du -sb)
-	Allocated int64            `json:"allocated"` // blocks on disk (du -s)
-	ByKind    map[string]int64 `json:"bytes_by_kind"`
-}
-
-// kindOf groups a store's files: Pebble's tables, logs (WAL), manifests
-// and options; Redis's RDB and AOF files.
-func kindOf(name string) string {
-	switch {
-	case strings.HasSuffix(name, ".sst"):
-		return "sst"
-	case strings.HasSuffix(name, ".blob"):
-		return "blob"
-	case strings.HasSuffix(name, ".log"):
-		return "wal"
-	case strings.HasPrefix(name, "MANIFEST"):
-		return "manifest"
-	case strings.Contains(name, ".aof"):
-		// Before .rdb: Redis 7's AOF base file is appendonly.aof.1.base.rdb.
-		return "aof"
-	case strings.HasSuffix(name, ".rdb"):
-		return "rdb"
-	}
-	return "other"
-}
-
-func measureDir(dir string) (dirSize, error) {
-	d := dirSize{ByKind: map[string]int64{}}
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		info, err := e.Info()
-		if err != nil {
-			return err
-		}
-		d.Bytes += info.Size()
-		d.ByKind[kindOf(e.Name())] += info.Size()
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			d.Allocated += st.Blocks * 512
-		}
-		return nil
-	})
-	return d, err
 }

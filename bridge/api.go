@@ -796,10 +796,11 @@ func (a *api) names(filter string) ([]string, error) {
 	return out, cmp.Or(err, serr)
 }
 
-// page applies a request offset to a sorted list, as the server does.
-func page(all []string, offset, limit int) []string {
+// page applies a request offset to a sorted list, as the server does,
+// and returns the offset it applied (the one the reply reports).
+func page(all []string, offset, limit int) ([]string, int) {
 	offset = min(max(offset, 0), len(all))
-	return all[offset:min(len(all), offset+limit)]
+	return all[offset:min(len(all), offset+limit)], offset
 }
 
 // streamNames answers $JS.API.STREAM.NAMES.
@@ -817,8 +818,8 @@ func (a *api) streamNames(subject string, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Streams = page(all, req.Offset, server.JSApiNamesLimit)
-	resp.Total, resp.Limit, resp.Offset = len(all), server.JSApiNamesLimit, min(max(req.Offset, 0), len(all))
+	resp.Streams, resp.Offset = page(all, req.Offset, server.JSApiNamesLimit)
+	resp.Total, resp.Limit = len(all), server.JSApiNamesLimit
 	return mustJSON(resp), nil
 }
 
@@ -837,7 +838,8 @@ func (a *api) streamList(subject string, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range page(all, req.Offset, server.JSApiListLimit) {
+	names, offset := page(all, req.Offset, server.JSApiListLimit)
+	for _, name := range names {
 		st, ok, err := a.store.State(name)
 		if err != nil {
 			return nil, err
@@ -852,7 +854,7 @@ func (a *api) streamList(subject string, msg []byte) ([]byte, error) {
 		}
 		resp.Streams = append(resp.Streams, si)
 	}
-	resp.Total, resp.Limit, resp.Offset = len(all), server.JSApiListLimit, min(max(req.Offset, 0), len(all))
+	resp.Total, resp.Limit, resp.Offset = len(all), server.JSApiListLimit, offset
 	return mustJSON(resp), nil
 }
 

@@ -88,18 +88,7 @@ func TestLeafKV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(b.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, "cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, kv := bindKV(t, ctx, b.URL(), "")
 
 	h, err := kv.History(ctx, "color")
 	if err != nil {
@@ -254,19 +243,8 @@ func TestLeafExternal(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer b.Close()
-			nc, err := nats.Connect(ns.ClientURL())
-			if err != nil {
-				t.Fatal(err)
-			}
+			nc, kv := bindKV(t, ctx, ns.ClientURL(), "eddy")
 			defer nc.Close()
-			js, err := jetstream.NewWithDomain(nc, "eddy")
-			if err != nil {
-				t.Fatal(err)
-			}
-			kv, err := js.KeyValue(ctx, "cfg")
-			if err != nil {
-				t.Fatal(err)
-			}
 			h, err := kv.History(ctx, "color")
 			switch {
 			case tc.wantErr == "" && (err != nil || len(h) != 1 || string(h[0].Value()) != "blue"):
@@ -276,4 +254,30 @@ func TestLeafExternal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bindKV connects to url and binds KV bucket cfg, under JetStream domain
+// when it is not empty.
+func bindKV(t *testing.T, ctx context.Context, url, domain string) (*nats.Conn, jetstream.KeyValue) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js jetstream.JetStream
+	if domain == "" {
+		js, err = jetstream.New(nc)
+	} else {
+		js, err = jetstream.NewWithDomain(nc, domain)
+	}
+	if err != nil {
+		nc.Close()
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, "cfg")
+	if err != nil {
+		nc.Close()
+		t.Fatal(err)
+	}
+	return nc, kv
 }

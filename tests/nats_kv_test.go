@@ -407,14 +407,7 @@ func TestNATSKVExternalRefused(t *testing.T) {
 	if err := eddy.Client().Do(ctx, "XADD", "KV_cfg", "*", "subject", "$KV.cfg.color", "data", "blue").Err(); err != nil {
 		t.Fatal(err)
 	}
-	js, err := jetstream.NewWithDomain(natsConnect(t, external.ClientURL()), "eddy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, "cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := bindKV(t, ctx, external.ClientURL(), "eddy", "cfg")
 	if e, err := kv.Get(ctx, "color"); err != nil || string(e.Value()) != "blue" {
 		t.Errorf("Get = %v, %v", e, err)
 	}
@@ -454,14 +447,7 @@ func TestNATSKVExternalLeaf(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	js, err := jetstream.NewWithDomain(natsConnect(t, external.ClientURL()), "eddy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, "cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := bindKV(t, ctx, external.ClientURL(), "eddy", "cfg")
 	h, err := kv.History(ctx, "color")
 	if err != nil {
 		t.Fatal(err)
@@ -490,4 +476,18 @@ func TestNATSKVExternalLeaf(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the watcher never saw the XADD")
 	}
+}
+
+// bindKV connects to url and binds KV bucket under JetStream domain.
+func bindKV(t *testing.T, ctx context.Context, url, domain, bucket string) jetstream.KeyValue {
+	t.Helper()
+	js, err := jetstream.NewWithDomain(natsConnect(t, url), domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }

@@ -103,9 +103,7 @@ func TestReplCorruptFrameResyncs(t *testing.T) {
 	ctx := context.Background()
 	p := startEddy(t)
 	pc := p.Client()
-	for i := range 50 {
-		pc.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"i", i}})
-	}
+	addEntries(t, pc, "s", 50)
 	const marker = "value-to-be-damaged-on-the-wire"
 	px := startFlipProxy(t, p.Addr(), []byte(marker))
 	r, rc := startReplica(t, px.ln.Addr().String())

@@ -25,9 +25,7 @@ func TestReplChained(t *testing.T) {
 	ctx := context.Background()
 	p := startEddy(t)
 	pc := p.Client()
-	for i := range 50 {
-		pc.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"i", i}})
-	}
+	addEntries(t, pc, "s", 50)
 	r, rc := startReplica(t, p.Addr())
 	waitCaughtUp(t, pc, 1)
 	sub, sc := startReplica(t, r.Addr())

@@ -99,6 +99,16 @@ func compareServers(t *testing.T, p, r *redis.Client) {
 	}
 }
 
+// addEntries appends n entries "i <n>" to key.
+func addEntries(t *testing.T, c *redis.Client, key string, n int) {
+	t.Helper()
+	for i := range n {
+		if err := c.XAdd(context.Background(), &redis.XAddArgs{Stream: key, Values: []any{"i", i}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // waitCaughtUp waits until every replica acknowledged the primary's
 // writes so far (WAIT).
 func waitCaughtUp(t *testing.T, p *redis.Client, n int) {
@@ -251,9 +261,7 @@ func TestReplKill9PartialResync(t *testing.T) {
 	ctx := context.Background()
 	p := startEddy(t, "--repl-backlog-size", "10mb")
 	pc := p.Client()
-	for i := range 200 {
-		pc.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"i", i}})
-	}
+	addEntries(t, pc, "s", 200)
 	r, rc := startReplica(t, p.Addr())
 	waitCaughtUp(t, pc, 1)
 	r.Kill9()
@@ -331,9 +339,7 @@ func TestReplLinkCutAndRestored(t *testing.T) {
 	p := startEddy(t)
 	pc := p.Client()
 	px := startProxy(t, p.Addr())
-	for i := range 100 {
-		pc.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"i", i}})
-	}
+	addEntries(t, pc, "s", 100)
 	_, rc := startReplica(t, px.ln.Addr().String())
 	waitCaughtUp(t, pc, 1)
 	px.setCut(true)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -142,14 +141,7 @@ func run(o options) error {
 	}
 	b.res.finish()
 	b.res.print(os.Stdout)
-	if o.jsonPath == "" {
-		return nil
-	}
-	out, err := json.Marshal(b.res)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(o.jsonPath, out, 0o644)
+	return stats.WriteJSON(o.jsonPath, b.res)
 }
 
 // redisArgs are redis-server's flags: with aof, as bench.sh runs it (AOF,

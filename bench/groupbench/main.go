@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -170,14 +169,7 @@ func run(o options) error {
 	}
 
 	res.print(os.Stdout)
-	if o.jsonPath == "" {
-		return nil
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(o.jsonPath, b, 0o644)
+	return stats.WriteJSON(o.jsonPath, res)
 }
 
 // pelCost runs the PEL cost load: one group per size, then the probes.

@@ -20,7 +20,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -143,14 +142,7 @@ func run(o options) (err error) {
 		fmt.Printf("full sync: %d entries in %.2f s (%.0f entries/s; loading the primary took %.2f s)\n",
 			s.Entries, s.SyncSeconds, s.EntriesPerSec, s.LoadSeconds)
 	}
-	if o.jsonPath != "" {
-		b, err := json.Marshal(res)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(o.jsonPath, b, 0o644)
-	}
-	return nil
+	return stats.WriteJSON(o.jsonPath, res)
 }
 
 // pair starts a primary and a replica of it in fresh directories under

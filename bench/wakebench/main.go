@@ -16,7 +16,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -199,14 +198,7 @@ func run(o options) error {
 	res.RatioP50 = stats.Ratio(res.Servers[1].AllP50Ms, res.Servers[0].AllP50Ms)
 	res.RatioP99 = stats.Ratio(res.Servers[1].AllP99Ms, res.Servers[0].AllP99Ms)
 	res.print(os.Stdout)
-	if o.jsonPath == "" {
-		return nil
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(o.jsonPath, b, 0o644)
+	return stats.WriteJSON(o.jsonPath, res)
 }
 
 // waitBlocked polls INFO clients until blocked_clients reaches n.

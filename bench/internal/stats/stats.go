@@ -1,8 +1,11 @@
 // Package stats holds the summary statistics the benchmark programs share:
-// nearest-rank percentiles of latencies and medians of per-round figures.
+// nearest-rank percentiles of latencies and medians of per-round figures;
+// and the writing of their JSON results.
 package stats
 
 import (
+	"encoding/json"
+	"os"
 	"slices"
 	"time"
 )
@@ -42,4 +45,17 @@ func Ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// WriteJSON writes a program's result v as JSON to path (bench.sh merges
+// the files); nothing when path is empty.
+func WriteJSON(path string, v any) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -202,9 +202,13 @@ func (tx *Tx) FlushAll() error {
 }
 
 // eachKey calls fn with every live (unexpired) key of db in storage order
-// and its metadata. key aliases the iterator: fn must copy it to keep it.
-func (tx *Tx) eachKey(db int, fn func(key []byte, m *storage.Meta) (more bool, err error)) error {
+// and its metadata, from the first key after after (nil: from the first
+// of all). key aliases the iterator: fn must copy it to keep it.
+func (tx *Tx) eachKey(db int, after []byte, fn func(key []byte, m *storage.Meta) (more bool, err error)) error {
 	lo, hi := storage.MetaPrefix(db)
+	if after != nil {
+		lo = append(storage.AppendMetaKey(nil, db, after), 0)
+	}
 	it, err := tx.r.NewIter(lo, hi)
 	if err != nil {
 		return err
@@ -251,7 +255,7 @@ func (tx *Tx) KeyspaceStats(db int) (keys, expires int64, err error) {
 func (tx *Tx) Keys(db int, pattern []byte) ([][]byte, error) {
 	all := len(pattern) == 1 && pattern[0] == '*'
 	var out [][]byte
-	err := tx.eachKey(db, func(key []byte, _ *storage.Meta) (bool, error) {
+	err := tx.eachKey(db, nil, func(key []byte, _ *storage.Meta) (bool, error) {
 		if all || globMatch(pattern, key) {
 			out = append(out, append([]byte(nil), key...))
 		}

@@ -131,35 +131,7 @@ func (tx *Tx) SeqSubjects(db int, key []byte, max, walkLimit int) (subjects [][]
 // metadata records in one pass, not the streams' contents; the key is
 // valid only during the call.
 func (tx *Tx) StreamKeys(db int, after []byte, fn func(key []byte) bool) error {
-	lo, hi := storage.AppendMetaKey(nil, db, nil), storage.AppendMetaKey(nil, db+1, nil)
-	if after != nil {
-		lo = append(storage.AppendMetaKey(nil, db, after), 0)
-	}
-	it, err := tx.r.NewIter(lo, hi)
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		_, key, err := storage.DecodeMetaKey(it.Key())
-		if err != nil {
-			it.Close()
-			return err
-		}
-		v := it.Value()
-		if len(v) == 0 || storage.KeyType(v[0]) != storage.TypeStream {
-			continue
-		}
-		m, err := storage.DecodeMeta(v)
-		if err != nil {
-			it.Close()
-			return err
-		}
-		if m.ExpireAt != 0 && m.ExpireAt <= tx.now {
-			continue
-		}
-		if !fn(key) {
-			break
-		}
-	}
-	return it.Close()
+	return tx.eachKey(db, after, func(key []byte, m *storage.Meta) (bool, error) {
+		return m.Type != storage.TypeStream || fn(key), nil
+	})
 }

@@ -123,15 +123,7 @@ func startBenchBridge(b *testing.B) string {
 
 func startBenchJetStream(b *testing.B) string {
 	b.Helper()
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: b.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ns.Start()
-	b.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	if !ns.ReadyForConnections(10 * time.Second) {
-		b.Fatal("nats-server did not start")
-	}
+	ns := startTestNATS(b, &natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: b.TempDir(), NoLog: true, NoSigs: true})
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		b.Fatal(err)
@@ -225,15 +217,7 @@ func sequential(b *testing.B, url string) {
 // nats.go subscriber on its own connection to a plain nats-server that
 // answers every Direct Get with a fixed message, no store read.
 func BenchmarkEchoResponder(b *testing.B) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ns.Start()
-	b.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	if !ns.ReadyForConnections(10 * time.Second) {
-		b.Fatal("nats-server did not start")
-	}
+	ns := startTestNATS(b, nil)
 	rc, err := nats.Connect(ns.ClientURL(), nats.InProcessServer(ns))
 	if err != nil {
 		b.Fatal(err)

@@ -84,22 +84,9 @@ func TestBridgeOverNATS(t *testing.T) {
 // bridge's client connection and its leafnode both dial again, so Direct
 // Gets are answered and consumers deliver (kv.History) as before.
 func TestBridgeRedials(t *testing.T) {
-	start := func(opts *natsserver.Options) *natsserver.Server {
-		t.Helper()
-		ns, err := natsserver.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns.Start()
-		if !ns.ReadyForConnections(10 * time.Second) {
-			t.Fatal("nats-server did not start")
-		}
-		t.Cleanup(ns.Shutdown)
-		return ns
-	}
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
 	user, pass := addLeafListener(opts)
-	ns := start(opts)
+	ns := startTestNATS(t, opts)
 	f := &lockedStore{f: adrStore()}
 	f.add("KV_cfg", 1700000000001, "subject", "$KV.cfg.color", "data", "blue")
 	b, err := Start(context.Background(), Config{URL: ns.ClientURL(), Domain: "eddy", LeafURL: embeddedLeafURL(opts, user, pass)}, f)
@@ -113,7 +100,7 @@ func TestBridgeRedials(t *testing.T) {
 	restarted.Port = ns.Addr().(*net.TCPAddr).Port
 	ns.Shutdown()
 	ns.WaitForShutdown()
-	ns = start(&restarted)
+	ns = startTestNATS(t, &restarted)
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -148,4 +135,23 @@ func TestBridgeRedials(t *testing.T) {
 			t.Fatalf("no KV history through the leafnode after the server restarted: %v", err)
 		}
 	}
+}
+
+// startTestNATS runs a nats-server in process with opts, stopped when the
+// test ends; nil opts is a plain server on a free port.
+func startTestNATS(tb testing.TB, opts *natsserver.Options) *natsserver.Server {
+	tb.Helper()
+	if opts == nil {
+		opts = &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
+	}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ns.Start()
+	tb.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	if !ns.ReadyForConnections(10 * time.Second) {
+		tb.Fatal("nats-server did not start")
+	}
+	return ns
 }

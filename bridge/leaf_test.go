@@ -219,15 +219,7 @@ func TestLeafExternal(t *testing.T) {
 	defer cancel()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
 	user, pass := addLeafListener(opts)
-	ns, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
+	ns := startTestNATS(t, opts)
 	st := &lockedStore{f: &fakeStore{}}
 	st.add("KV_cfg", 1700000000001, "subject", "$KV.cfg.color", "data", "blue")
 	for _, tc := range []struct {

@@ -91,6 +91,12 @@ func TestDiffConnection(t *testing.T) {
 			"CONFIG SET stream-node-max-entries 7",
 			"CONFIG GET stream-node-max-entries",
 			"CONFIG SET stream-node-max-entries 100",
+			"CONFIG GET masterauth",
+			"CONFIG GET masteruser",
+			"CONFIG SET masterauth sec",
+			"CONFIG SET masteruser repl",
+			"CONFIG GET master*",
+			"CONFIG SET masterauth",
 		}},
 	})
 }

@@ -49,6 +49,8 @@ type diffCase struct {
 var configDefaults = map[string]string{
 	"stream-node-max-entries": "100",
 	"stream-node-max-bytes":   "4096",
+	"masterauth":              "",
+	"masteruser":              "",
 }
 
 // run runs each case as a subtest.

@@ -19,9 +19,12 @@ func TestPebbleOptions(t *testing.T) {
 	if po.L0CompactionThreshold != 4 || po.L0StopWritesThreshold != 12 {
 		t.Errorf("L0 thresholds %d/%d, want 4/12", po.L0CompactionThreshold, po.L0StopWritesThreshold)
 	}
+	if po.LBaseMaxBytes != 1<<20 {
+		t.Errorf("LBaseMaxBytes %d, want 1 MB", po.LBaseMaxBytes)
+	}
 	for i, l := range po.Levels {
 		want := sstable.FastestCompression
-		if i >= len(po.Levels)-2 {
+		if i == len(po.Levels)-1 {
 			want = sstable.BalancedCompression
 		}
 		if got := l.Compression(); got != want {

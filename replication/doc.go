@@ -43,7 +43,7 @@
 //	AUTH [<masteruser>] <masterauth>         +OK      (only with masterauth set)
 //	PING                                     +PONG
 //	REPLCONF listening-port <port>           +OK
-//	REPLCONF eddy-proto 1 [feature ...]      +OK [feature ...]
+//	REPLCONF eddy-proto 2 [feature ...]      +OK [feature ...]
 //	PSYNC <replid> <offset>                  +CONTINUE <replid>  (the log covers it)
 //	                                         +FULLRESYNC <replid> <offset>  (otherwise)
 //	PSYNC ? -1                               +FULLRESYNC <replid> <offset>
@@ -52,7 +52,7 @@
 // not Redis's offset+1.
 //
 // Features: the replica names those it speaks; "batch ack heartbeat" are
-// version 1's base, which every peer speaks. "crc" adds checksums to
+// the base, which every peer speaks. "crc" adds checksums to
 // every frame. The primary's +OK names the features it agreed to that
 // change the wire (today "crc" alone); a primary that predates one names
 // nothing, so a peer that does not know a feature never sees it used.

@@ -21,11 +21,16 @@ const (
 	FrameAck       byte = 'A'
 )
 
-// ProtoVersion is the link protocol version named in the handshake.
-const ProtoVersion = 1
+// ProtoVersion is the link protocol version named in the handshake. The
+// link ships store records and Pebble batches as they are, so it also
+// names the store format: 1 carried format 2, 2 carries format 3
+// (storage.FormatVersion; metadata records beside their key's data). A
+// primary refuses a replica of another version, so stores of different
+// formats never link.
+const ProtoVersion = 2
 
 // Features are the features this side speaks, named in the handshake.
-// The first three are version 1's base; "crc" adds the checksums (doc.go).
+// The first three are the base every version speaks; "crc" adds the checksums (doc.go).
 var Features = []string{"batch", "ack", "heartbeat", FeatureCRC}
 
 // FeatureCRC names the frame checksums. A replica asks for it in

@@ -20,7 +20,7 @@ import (
 
 // FormatVersion is the version of the key and value layouts this binary
 // reads and writes. It is recorded in the store when the store is created.
-const FormatVersion = 2 // 2: entry values carry their sequence; field sets, seq and subject indexes
+const FormatVersion = 3 // 2: entry values carry their sequence; field sets, seq and subject indexes. 3: metadata records after their key's data
 
 // SyncMode is the durability policy, named after Redis's appendfsync.
 type SyncMode int

@@ -18,7 +18,7 @@ import (
 //	  key counts   | 0x01 | "keys" | db:u16                                 |  value: keys:u64 | expires:u64
 //	  key index    | 0x01 | "scan-index"                                    |  value: "1": counts and scan index cover every key
 //	  repl state   | 0x01 | "repl-state"                                    |  value: a replica's primary history and offset (repl.go)
-//	metadata       | 0x10 | db:u16 | klen:u32 | key |                        |  value: Meta (meta.go)
+//	metadata       | 0x11 | db:u16 | klen:u32 | key | 0xFFFFFFFFFFFFFFFF      |  value: Meta (meta.go)
 //	data           | 0x11 | db:u16 | klen:u32 | key | version:u64 | kind:u8 | ... (below)
 //	  entry        |                      ... kind=0x01 | ms:u64 | seq:u64  |  value: entry fields (values.go)
 //	  node         |                      ... kind=0x02 | ms:u64 | seq:u64  |  value: stream node model (master ID)
@@ -33,6 +33,15 @@ import (
 //	expiry index   | 0x21 | at:u64 (unix ms) | db:u16 | klen:u32 | key      |  value: empty
 //	scan index     | 0x22 | db:u16 | h:u64 | klen:u32 | key                 |  value: empty; h = ScanHash(key)
 //	repl log       | 0x30 | offset:u64 |                                    |  reserved (the log is in memory: replication/)
+//
+// A key's metadata record sorts right after the data of all its
+// versions (format 3; until then it had a tag of its own, 0x10). Every
+// XADD rewrites it, in the same batch as the entry at the stream's tail:
+// with the record far from the data, each memtable flush was a table
+// spanning from the metadata to the tail, overlapping every table that
+// held the stream, and each compaction rewrote the whole stream. Next to
+// the data, a flush spans the stream's tail and its small records
+// (nodes, groups, indexes). Walks over all keys go through the scan index.
 //
 // A consumer group's records all sit under the stream's version, so DEL,
 // overwrite and RENAME carry or drop them with the entries; one group's
@@ -67,7 +76,7 @@ import (
 // reused. keys_test.go freezes them with golden bytes.
 const (
 	tagStore   byte = 0x01
-	tagMeta    byte = 0x10
+	tagMeta    byte = 0x10 // metadata records until format 3; now unused, never reused
 	tagData    byte = 0x11
 	tagGarbage byte = 0x20
 	tagExpiry  byte = 0x21
@@ -112,44 +121,48 @@ func storeKey(name []byte) []byte {
 	return append([]byte{tagStore}, name...)
 }
 
+// metaVersion stands where a data key has its version in a metadata key.
+// Versions are allocated counting up from 1 and never reach it, so a
+// key's metadata record sorts right after the data of all its versions,
+// and the range of one version (VersionBounds) never holds it.
+const metaVersion = ^uint64(0)
+
 // AppendMetaKey appends the metadata key of Redis key `key` in database db.
 func AppendMetaKey(dst []byte, db int, key []byte) []byte {
-	dst = append(dst, tagMeta)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(db))
-	return appendName(dst, key)
+	return AppendVersionPrefix(dst, db, key, metaVersion)
 }
 
 // DecodeMetaKey returns the database and Redis key of a metadata key. The
 // returned key aliases k.
 func DecodeMetaKey(k []byte) (db int, key []byte, err error) {
-	if len(k) < 7 || k[0] != tagMeta {
+	if len(k) < 15 || k[0] != tagData {
 		return 0, nil, ErrBadKey
 	}
 	db = int(binary.BigEndian.Uint16(k[1:]))
 	n := binary.BigEndian.Uint32(k[3:])
-	if uint64(len(k)-7) != uint64(n) {
+	if uint64(len(k)-15) != uint64(n) || binary.BigEndian.Uint64(k[len(k)-8:]) != metaVersion {
 		return 0, nil, ErrBadKey
 	}
-	return db, k[7:], nil
+	return db, k[7 : 7+n], nil
 }
 
-// MetaPrefix returns the bounds [lower, upper) of the metadata keys of one
-// database.
-func MetaPrefix(db int) (lower, upper []byte) {
-	lower = binary.BigEndian.AppendUint16([]byte{tagMeta}, uint16(db))
-	return lower, binary.BigEndian.AppendUint16([]byte{tagMeta}, uint16(db+1))
+// IsMetaKey reports whether k is a metadata key.
+func IsMetaKey(k []byte) bool {
+	_, _, err := DecodeMetaKey(k)
+	return err == nil
 }
 
-// AllMeta returns bounds covering the metadata records of every database.
-func AllMeta() (lower, upper []byte) {
-	return []byte{tagMeta}, []byte{tagMeta + 1}
-}
-
-// DataPrefixDB returns the bounds [lower, upper) of every data record of one
-// database (all keys, all versions).
+// DataPrefixDB returns the bounds [lower, upper) of every data and
+// metadata record of one database (all keys, all versions).
 func DataPrefixDB(db int) (lower, upper []byte) {
 	lower = binary.BigEndian.AppendUint16([]byte{tagData}, uint16(db))
 	return lower, binary.BigEndian.AppendUint16([]byte{tagData}, uint16(db+1))
+}
+
+// AllData returns bounds covering the data and metadata records of every
+// database.
+func AllData() (lower, upper []byte) {
+	return []byte{tagData}, []byte{tagData + 1}
 }
 
 // AllKeyspace returns bounds covering the metadata, data, garbage, expiry

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -292,5 +293,59 @@ func TestGroupKeys(t *testing.T) {
 	}
 	if _, err := DecodeGroupKey(AppendConsumerKey(nil, 0, []byte("s"), 1, []byte("g"), []byte("c"))); err == nil {
 		t.Fatal("decoded a consumer key as a group key")
+	}
+}
+
+// TestMetaKeyPlacement holds format 3's promise: a key's metadata record
+// sorts after the data of every version of that key and before the next
+// key's, outside any one version's range, and is told from data records.
+func TestMetaKeyPlacement(t *testing.T) {
+	tests := []struct {
+		name string
+		key  []byte
+	}{
+		{"plain", []byte("orders")},
+		{"empty", []byte{}},
+		{"0xff bytes", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			meta := AppendMetaKey(nil, 3, tt.key)
+			db, key, err := DecodeMetaKey(meta)
+			if err != nil || db != 3 || !bytes.Equal(key, tt.key) {
+				t.Fatalf("DecodeMetaKey = %d %q %v", db, key, err)
+			}
+			if c := ClassifyKey(meta); c != ClassMeta {
+				t.Errorf("ClassifyKey(meta) = %d, want ClassMeta", c)
+			}
+			for _, v := range []uint64{1, 7, metaVersion - 1} {
+				for _, k := range [][]byte{
+					AppendEntryKey(nil, 3, tt.key, v, ^uint64(0), ^uint64(0)),
+					AppendFieldSetKey(nil, 3, tt.key, v, ^uint64(0)),
+					AppendPELKey(nil, 3, tt.key, v, []byte("g"), 1, 1),
+				} {
+					if bytes.Compare(k, meta) >= 0 {
+						t.Errorf("version %d: data key %x sorts at or after the metadata key %x", v, k, meta)
+					}
+					if IsMetaKey(k) {
+						t.Errorf("IsMetaKey(%x) for a data key", k)
+					}
+				}
+				lo, hi := VersionBounds(3, tt.key, v)
+				if bytes.Compare(meta, lo) >= 0 && bytes.Compare(meta, hi) < 0 {
+					t.Errorf("version %d's range [%x, %x) holds the metadata key", v, lo, hi)
+				}
+			}
+			next := AppendEntryKey(nil, 3, append(slices.Clone(tt.key), 0), 1, 0, 0)
+			if bytes.Compare(meta, next) >= 0 {
+				t.Errorf("metadata key %x sorts at or after the next key's data %x", meta, next)
+			}
+			if c := ClassifyKey(AppendEntryKey(nil, 3, tt.key, 1, 1, 1)); c != ClassOther {
+				t.Errorf("ClassifyKey(entry) = %d, want ClassOther", c)
+			}
+			if c := ClassifyKey(AppendPELKey(nil, 3, tt.key, 1, []byte("g"), 1, 1)); c != ClassGroup {
+				t.Errorf("ClassifyKey(PEL) = %d, want ClassGroup", c)
+			}
+		})
 	}
 }

@@ -140,8 +140,6 @@ func ClassifyKey(k []byte) KeyClass {
 		return ClassOther
 	}
 	switch k[0] {
-	case tagMeta:
-		return ClassMeta
 	case tagData:
 		// tag | db:u16 | klen:u32 | key | version:u64 | kind:u8 | ...
 		if len(k) < 7 {
@@ -149,6 +147,9 @@ func ClassifyKey(k []byte) KeyClass {
 		}
 		n := uint64(binary.BigEndian.Uint32(k[3:]))
 		at := 7 + n + 8
+		if uint64(len(k)) == at && IsMetaKey(k) {
+			return ClassMeta
+		}
 		if uint64(len(k)) <= at {
 			return ClassOther
 		}

@@ -134,12 +134,14 @@ func (e *Engine) loadKeyIndex() error {
 
 // buildKeyIndex walks every metadata record once, writing its scan index
 // entry and counting it, for a store written before the key index
-// existed (on a new store the walk is empty). The entries go out in
+// existed (on a new store the walk is empty). The metadata records sit
+// among the data (storage/keys.go), so the walk reads the data too; it
+// runs once per store. The entries go out in
 // batches; the counts and the marker saying the index is complete go in
 // the last one, so an interrupted build is simply done again.
 func (e *Engine) buildKeyIndex() error {
 	counts := make(map[int]keyCounts)
-	lo, hi := storage.AllMeta()
+	lo, hi := storage.AllData()
 	it, err := e.db.NewIter(lo, hi)
 	if err != nil {
 		return err
@@ -154,7 +156,7 @@ func (e *Engine) buildKeyIndex() error {
 	for ok := it.First(); ok; ok = it.Next() {
 		db, key, err := storage.DecodeMetaKey(it.Key())
 		if err != nil {
-			return fail(err)
+			continue // a data record
 		}
 		m, err := storage.DecodeMeta(it.Value())
 		if err != nil {

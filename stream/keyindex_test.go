@@ -16,13 +16,16 @@ func (k *ksEnv) fullCount() (map[int]keyCounts, map[string]bool) {
 	k.t.Helper()
 	counts := map[int]keyCounts{}
 	scan := map[string]bool{}
-	lo, hi := storage.AllMeta()
+	lo, hi := storage.AllData()
 	it, err := k.e.db.NewIter(lo, hi)
 	if err != nil {
 		k.t.Fatal(err)
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
+		if !storage.IsMetaKey(it.Key()) {
+			continue
+		}
 		db, key, err := storage.DecodeMetaKey(it.Key())
 		if err != nil {
 			k.t.Fatal(err)

@@ -128,21 +128,17 @@ func (tx *Tx) copyData(db int, src []byte, srcVersion uint64, dst []byte, dstVer
 	return it.Close()
 }
 
-// FlushDB removes every key of db: three range deletions for its
-// metadata, data and scan index, plus its entries in the expiry index,
-// which is ordered by time and so has to be walked (it holds only keys
-// with a TTL); its key counts go to zero. Garbage records of db's dropped
+// FlushDB removes every key of db: two range deletions for its data
+// (metadata included) and scan index, plus its entries in the expiry
+// index, which is ordered by time and so has to be walked (it holds only
+// keys with a TTL); its key counts go to zero. Garbage records of db's dropped
 // streams stay; collecting them later deletes ranges that are already
 // empty.
 func (tx *Tx) FlushDB(db int) error {
 	if tx.b == nil {
 		return ErrReadOnlyTx
 	}
-	lo, hi := storage.MetaPrefix(db)
-	if err := tx.b.DeleteRange(lo, hi); err != nil {
-		return err
-	}
-	lo, hi = storage.DataPrefixDB(db)
+	lo, hi := storage.DataPrefixDB(db) // data and metadata
 	if err := tx.b.DeleteRange(lo, hi); err != nil {
 		return err
 	}
@@ -201,25 +197,38 @@ func (tx *Tx) FlushAll() error {
 	return nil
 }
 
-// eachKey calls fn with every live (unexpired) key of db in storage order
-// and its metadata, from the first key after after (nil: from the first
-// of all). key aliases the iterator: fn must copy it to keep it.
+// eachKey calls fn with every live (unexpired) key of db in scan order
+// (the scan index's: by ScanHash, then bytes) and its metadata, from the
+// first key after after (nil: from the first of all). Metadata records
+// sit among the keys' data (storage/keys.go), so the walk goes through
+// the scan index, one record per key, and reads each key's metadata.
+// key is valid only during the call: fn must copy it to keep it.
 func (tx *Tx) eachKey(db int, after []byte, fn func(key []byte, m *storage.Meta) (more bool, err error)) error {
-	lo, hi := storage.MetaPrefix(db)
+	lo, hi := storage.ScanBounds(db, 0)
 	if after != nil {
-		lo = append(storage.AppendMetaKey(nil, db, after), 0)
+		lo = append(storage.AppendScanKey(nil, db, tx.e.opts.scanHash(after), after), 0)
 	}
 	it, err := tx.r.NewIter(lo, hi)
 	if err != nil {
 		return err
 	}
+	var mkey []byte
 	for ok := it.First(); ok; ok = it.Next() {
-		_, key, err := storage.DecodeMetaKey(it.Key())
+		_, _, key, err := storage.DecodeScanKey(it.Key())
 		if err != nil {
 			it.Close()
 			return err
 		}
-		m, err := storage.DecodeMeta(it.Value())
+		mkey = storage.AppendMetaKey(mkey[:0], db, key)
+		v, found, err := tx.r.Get(mkey)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if !found {
+			continue
+		}
+		m, err := storage.DecodeMeta(v)
 		if err != nil {
 			it.Close()
 			return err

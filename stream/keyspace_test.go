@@ -148,11 +148,14 @@ func (k *ksEnv) countRange(lo, hi []byte) int {
 func (k *ksEnv) checkIndex() {
 	k.t.Helper()
 	want := map[string]bool{}
-	it, err := k.e.db.NewIter([]byte{0x10}, []byte{0x11})
+	it, err := k.e.db.NewIter(storage.AllData())
 	if err != nil {
 		k.t.Fatal(err)
 	}
 	for ok := it.First(); ok; ok = it.Next() {
+		if !storage.IsMetaKey(it.Key()) {
+			continue
+		}
 		db, key, err := storage.DecodeMetaKey(it.Key())
 		if err != nil {
 			k.t.Fatal(err)
@@ -443,11 +446,14 @@ func (k *ksEnv) checkNoOrphanData() {
 		covered = append(covered, span{lo, hi})
 	}
 	it.Close()
-	it, err = k.e.db.NewIter([]byte{0x10}, []byte{0x11})
+	it, err = k.e.db.NewIter(storage.AllData())
 	if err != nil {
 		k.t.Fatal(err)
 	}
 	for ok := it.First(); ok; ok = it.Next() {
+		if !storage.IsMetaKey(it.Key()) {
+			continue
+		}
 		db, key, _ := storage.DecodeMetaKey(it.Key())
 		m, _ := storage.DecodeMeta(it.Value())
 		if m.Type == storage.TypeStream {
@@ -462,6 +468,9 @@ func (k *ksEnv) checkNoOrphanData() {
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
+		if storage.IsMetaKey(it.Key()) {
+			continue
+		}
 		in := false
 		for _, s := range covered {
 			if bytes.Compare(it.Key(), s.lo) >= 0 && bytes.Compare(it.Key(), s.hi) < 0 {

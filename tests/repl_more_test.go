@@ -288,3 +288,28 @@ func TestReplPipelinedWritesRefused(t *testing.T) {
 	}
 	compareServers(t, pc, rc)
 }
+
+// TestReplRefusesOtherProtocol: the link ships store records as they are,
+// so its protocol version names the store format (replication/frame.go);
+// a replica speaking version 1 (store format 2) is refused, version 2 is
+// agreed.
+func TestReplRefusesOtherProtocol(t *testing.T) {
+	skipAgainstRedis(t)
+	p := startEddy(t)
+	c := p.Raw()
+	defer c.Close()
+	for _, tt := range []struct {
+		version, want string
+	}{
+		{"1", "-ERR unsupported eddy replication protocol 1 (this server speaks 2)\r\n"},
+		{"2", "+OK\r\n"},
+	} {
+		got, err := c.Do("REPLCONF", "eddy-proto", tt.version, "batch", "ack", "heartbeat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tt.want {
+			t.Errorf("REPLCONF eddy-proto %s = %q, want %q", tt.version, got, tt.want)
+		}
+	}
+}

@@ -147,7 +147,7 @@ func ClassifyKey(k []byte) KeyClass {
 		}
 		n := uint64(binary.BigEndian.Uint32(k[3:]))
 		at := 7 + n + 8
-		if uint64(len(k)) == at && IsMetaKey(k) {
+		if uint64(len(k)) == at && binary.BigEndian.Uint64(k[at-8:]) == metaVersion {
 			return ClassMeta
 		}
 		if uint64(len(k)) <= at {

@@ -201,8 +201,9 @@ func (tx *Tx) FlushAll() error {
 // (the scan index's: by ScanHash, then bytes) and its metadata, from the
 // first key after after (nil: from the first of all). Metadata records
 // sit among the keys' data (storage/keys.go), so the walk goes through
-// the scan index, one record per key, and reads each key's metadata.
-// key is valid only during the call: fn must copy it to keep it.
+// the scan index, one record per key, and reads each key's metadata as
+// every read does (readMeta: the cache first). m's Body is nil for a
+// stream. key is valid only during the call: fn must copy it to keep it.
 func (tx *Tx) eachKey(db int, after []byte, fn func(key []byte, m *storage.Meta) (more bool, err error)) error {
 	lo, hi := storage.ScanBounds(db, 0)
 	if after != nil {
@@ -212,31 +213,21 @@ func (tx *Tx) eachKey(db int, after []byte, fn func(key []byte, m *storage.Meta)
 	if err != nil {
 		return err
 	}
-	var mkey []byte
 	for ok := it.First(); ok; ok = it.Next() {
 		_, _, key, err := storage.DecodeScanKey(it.Key())
 		if err != nil {
 			it.Close()
 			return err
 		}
-		mkey = storage.AppendMetaKey(mkey[:0], db, key)
-		v, found, err := tx.r.Get(mkey)
+		km, found, err := tx.readMeta(db, key)
 		if err != nil {
 			it.Close()
 			return err
 		}
-		if !found {
+		if !found || km.meta.ExpireAt != 0 && km.meta.ExpireAt <= tx.now {
 			continue
 		}
-		m, err := storage.DecodeMeta(v)
-		if err != nil {
-			it.Close()
-			return err
-		}
-		if m.ExpireAt != 0 && m.ExpireAt <= tx.now {
-			continue
-		}
-		more, err := fn(key, &m)
+		more, err := fn(key, &km.meta)
 		if err != nil || !more {
 			it.Close()
 			return err
@@ -259,8 +250,8 @@ func (tx *Tx) KeyspaceStats(db int) (keys, expires int64, err error) {
 	return c.keys, c.expires, nil
 }
 
-// Keys returns the live keys of db matching the glob pattern, in storage
-// order (by length, then bytes).
+// Keys returns the live keys of db matching the glob pattern, in scan
+// order (Redis's is its hash table's: clients do not rely on one).
 func (tx *Tx) Keys(db int, pattern []byte) ([][]byte, error) {
 	all := len(pattern) == 1 && pattern[0] == '*'
 	var out [][]byte

@@ -126,10 +126,9 @@ func (tx *Tx) SeqSubjects(db int, key []byte, max, walkLimit int) (subjects [][]
 }
 
 // StreamKeys calls fn with the key of every stream in database db that
-// comes after key after (nil: from the first), in metadata key order
-// (by length, then bytes), until fn returns false. It reads the keys'
-// metadata records in one pass, not the streams' contents; the key is
-// valid only during the call.
+// comes after key after (nil: from the first), in scan order (eachKey),
+// until fn returns false. It reads the keys' metadata records, not the
+// streams' contents; the key is valid only during the call.
 func (tx *Tx) StreamKeys(db int, after []byte, fn func(key []byte) bool) error {
 	return tx.eachKey(db, after, func(key []byte, m *storage.Meta) (bool, error) {
 		return m.Type != storage.TypeStream || fn(key), nil

@@ -47,13 +47,18 @@ func eddyNatsURL(t *testing.T, p *eddyProc) string {
 }
 
 // startNATS runs a nats-server in process on a free port, with JetStream
-// (store in a temporary directory) when js is set.
-func startNATS(t *testing.T, js bool) *natsserver.Server {
+// (store in a temporary directory) when js is set; configure, if any,
+// changes the options before the start (the server fills in the ports it
+// took when they ask for -1).
+func startNATS(t *testing.T, js bool, configure ...func(*natsserver.Options)) *natsserver.Server {
 	t.Helper()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
 	if js {
 		opts.JetStream = true
 		opts.StoreDir = t.TempDir()
+	}
+	for _, f := range configure {
+		f(opts)
 	}
 	ns, err := natsserver.NewServer(opts)
 	if err != nil {

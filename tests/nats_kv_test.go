@@ -427,18 +427,12 @@ func TestNATSKVExternalLeaf(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
-	opts.LeafNode.Host, opts.LeafNode.Port = "127.0.0.1", -1
-	opts.LeafNode.Username, opts.LeafNode.Password = "leaf", "s3cret"
-	external, err := natsserver.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	external.Start()
-	t.Cleanup(external.Shutdown)
-	if !external.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
+	var opts *natsserver.Options
+	external := startNATS(t, false, func(o *natsserver.Options) {
+		o.LeafNode.Host, o.LeafNode.Port = "127.0.0.1", -1
+		o.LeafNode.Username, o.LeafNode.Password = "leaf", "s3cret"
+		opts = o
+	})
 	leafURL := fmt.Sprintf("nats://leaf:s3cret@127.0.0.1:%d", opts.LeafNode.Port)
 	eddy := startEddy(t, "--nats-port", "0", "--nats-url", external.ClientURL(), "--nats-leaf-url", leafURL)
 	c := eddy.Client()

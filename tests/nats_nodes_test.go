@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -20,9 +19,7 @@ func TestNATSPrimaryAndReplicaOneQueueGroup(t *testing.T) {
 	external := startNATS(t, false)
 	url := external.ClientURL()
 	primary := startEddy(t, "--nats-port", "0", "--nats-url", url)
-	host, port, _ := net.SplitHostPort(primary.Addr())
-	replica := startEddy(t, "--nats-port", "0", "--nats-url", url, "--replicaof", host+" "+port)
-	waitLinkUp(t, replica.Client())
+	startReplica(t, primary.Addr(), "--nats-port", "0", "--nats-url", url)
 	pc := primary.Client()
 	for i := 0; i < 3; i++ {
 		if err := pc.Do(ctx, "XADD", "orders", "*", "data", "m").Err(); err != nil {

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -19,51 +17,14 @@ import (
 // flipProxy forwards TCP to target and, once, flips a bit of the first
 // occurrence of marker in what the target sends.
 type flipProxy struct {
-	ln      net.Listener
-	target  string
+	*proxy
 	marker  []byte
 	flipped atomic.Bool
 }
 
 func startFlipProxy(t *testing.T, target string, marker []byte) *flipProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := &flipProxy{ln: ln, target: target, marker: marker}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, u)
-			mu.Unlock()
-			wg.Add(2)
-			go func() { defer wg.Done(); io.Copy(u, c); u.Close(); c.Close() }()
-			go func() { defer wg.Done(); px.copyFlipping(c, u); u.Close(); c.Close() }()
-		}
-	}()
+	px := &flipProxy{marker: marker}
+	px.proxy = startProxyCopying(t, target, px.copyFlipping)
 	return px
 }
 
@@ -113,7 +74,9 @@ func TestReplCorruptFrameResyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc.Set(ctx, "str", marker, 0)
+	if err := pc.Set(ctx, "str", marker, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	// The replica has the entry once it resynced past the damaged frame.
 	waitCaughtUp(t, pc, 1)
 	if !px.flipped.Load() {

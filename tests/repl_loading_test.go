@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -44,11 +43,8 @@ func TestReplLoadingAnswersAtOnce(t *testing.T) {
 	reader := r.Raw()
 	const loading = "-LOADING Redis is loading the dataset in memory\r\n"
 
-	host, port, _ := net.SplitHostPort(p.Addr())
 	start := time.Now()
-	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
-		t.Fatal(err)
-	}
+	replicaOf(t, rc, p)
 	var n, loadingReplies int
 	var lat []time.Duration
 	var worst time.Duration

@@ -25,10 +25,10 @@ func skipAgainstRedis(t *testing.T) {
 
 // startReplica starts an Eddy following primaryAddr and waits for its
 // link to come up.
-func startReplica(t *testing.T, primaryAddr string) (*eddyProc, *redis.Client) {
+func startReplica(t *testing.T, primaryAddr string, args ...string) (*eddyProc, *redis.Client) {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(primaryAddr)
-	r := startEddy(t, "--replicaof", host+" "+port)
+	r := startEddy(t, append(args, "--replicaof", host+" "+port)...)
 	rc := r.Client()
 	waitLinkUp(t, rc)
 	return r, rc
@@ -282,17 +282,23 @@ func TestReplKill9PartialResync(t *testing.T) {
 type proxy struct {
 	ln     net.Listener
 	target string
+	down   func(dst io.Writer, src io.Reader) // copies target → client
 	mu     sync.Mutex
 	cut    bool
 	conns  []net.Conn
 }
 
 func startProxy(t *testing.T, target string) *proxy {
+	return startProxyCopying(t, target, func(dst io.Writer, src io.Reader) { io.Copy(dst, src) })
+}
+
+// startProxyCopying is startProxy with down copying what the target sends.
+func startProxyCopying(t *testing.T, target string, down func(dst io.Writer, src io.Reader)) *proxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	px := &proxy{ln: ln, target: target}
+	px := &proxy{ln: ln, target: target, down: down}
 	t.Cleanup(func() { ln.Close(); px.setCut(true) })
 	go func() {
 		for {
@@ -315,7 +321,7 @@ func startProxy(t *testing.T, target string) *proxy {
 			px.conns = append(px.conns, c, u)
 			px.mu.Unlock()
 			go func() { io.Copy(u, c); u.Close(); c.Close() }()
-			go func() { io.Copy(c, u); u.Close(); c.Close() }()
+			go func() { px.down(c, u); u.Close(); c.Close() }()
 		}
 	}()
 	return px

@@ -101,6 +101,7 @@ func (p *Proc) waitPong(timeout time.Duration) error {
 // both shut down cleanly on it).
 func (p *Proc) Stop() error {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.Kill() // reaps it and closes its log
 		return err
 	}
 	select {

@@ -305,6 +305,7 @@ func (a *api) directGet(subject, name, key string, shortcut bool, reqHdr, msg []
 	}
 	var lseq uint64
 	var sentBytes int
+	var stored []byte
 	for i := 0; i < batch; i++ {
 		var e stream.SeqEntry
 		var ok bool
@@ -355,7 +356,8 @@ func (a *api) directGet(subject, name, key string, shortcut bool, reqHdr, msg []
 		if batch == 1 {
 			break // max_bytes only cuts a batch short
 		}
-		sentBytes += len(e.Subject) + len(appendEntryHeader(nil, e)) + len(data)
+		stored = appendEntryHeader(stored[:0], e) // its stored header, as the server counts
+		sentBytes += len(e.Subject) + len(stored) + len(data)
 		if sentBytes >= maxBytes {
 			break
 		}
@@ -443,6 +445,7 @@ func (a *api) directMulti(name string, req *server.JSApiMsgGetRequest, out repli
 	np := uint64(len(es))
 	var lseq uint64
 	var sentBytes, sent int
+	var stored []byte
 	for _, e := range es {
 		if np > 0 {
 			np--
@@ -455,7 +458,8 @@ func (a *api) directMulti(name string, req *server.JSApiMsgGetRequest, out repli
 		lseq = e.Seq
 		data := payload(e)
 		out.send(hdr, data)
-		sentBytes += len(e.Subject) + len(appendEntryHeader(nil, e)) + len(data)
+		stored = appendEntryHeader(stored[:0], e) // its stored header, as the server counts
+		sentBytes += len(e.Subject) + len(stored) + len(data)
 		if sentBytes >= maxBytes {
 			break
 		}

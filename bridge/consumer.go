@@ -212,7 +212,7 @@ func (c *consumer) matches(subject []byte) bool {
 // single literal filter uses the store's subject index; otherwise one
 // scan in sequence order reads up to readAhead matching entries.
 func (c *consumer) nextLocked() (stream.SeqEntry, bool, error) {
-	if len(c.filters) == 1 && !hasWildcard(c.filters[0]) {
+	if len(c.filters) == 1 && !stream.SubjectHasWildcard(c.filters[0]) {
 		return c.r.store.NextBySubject(c.stream, c.sseq, c.filters[0])
 	}
 	if len(c.ahead) == 0 {
@@ -409,8 +409,8 @@ func (c *consumer) step() (bool, error) {
 			c.sseq = c.resume + 1
 		}
 		if len(c.ahead) == 0 {
-			// The rest of the list, in one scan.
-			want := append([]uint64{seq}, c.lss...)
+			// The next of the list, in one scan: it stops at readAhead.
+			want := append([]uint64{seq}, c.lss[:min(len(c.lss), readAhead-1)]...)
 			i, last := 0, want[len(want)-1]
 			err := c.r.store.Scan(c.stream, seq, func(e stream.SeqEntry) bool {
 				for i < len(want) && want[i] < e.Seq {
@@ -443,17 +443,15 @@ func (c *consumer) step() (bool, error) {
 		// moves its start past the end of the stream here.
 		c.npc = 0
 		c.sseq = max(c.sseq, c.npf+1)
-		return false, c.checkStreamLocked()
+		_, err := c.checkStreamLocked()
+		return false, err
 	}
 	if e.Seq > c.npf {
 		// Appended since the last count: count the new ones, as the
 		// server counts each append that matches.
-		st, ok, err := c.r.store.State(c.stream)
+		st, err := c.checkStreamLocked()
 		if err != nil {
 			return false, err
-		}
-		if !ok || st.LastSeq < c.npf {
-			return false, errStreamGone
 		}
 		n, err := c.countRange(c.npf+1, st.LastSeq)
 		if err != nil {
@@ -469,16 +467,17 @@ func (c *consumer) step() (bool, error) {
 }
 
 // checkStreamLocked notices a stream deleted (or deleted and recreated,
-// which restarts its sequences) under the consumer.
-func (c *consumer) checkStreamLocked() error {
+// which restarts its sequences) under the consumer, and returns the
+// stream's state otherwise.
+func (c *consumer) checkStreamLocked() (stream.SeqState, error) {
 	st, ok, err := c.r.store.State(c.stream)
 	if err != nil {
-		return err
+		return st, err
 	}
 	if !ok || st.LastSeq < c.npf {
-		return errStreamGone
+		return st, errStreamGone
 	}
-	return nil
+	return st, nil
 }
 
 // deliverLocked publishes e with the next delivery sequence and the

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/eddy-streams/eddy/stream"
 )
 
 // The consumer API subjects (consumer.go holds the consumers): the
@@ -195,7 +197,7 @@ func checkConsumerConfig(cfg *server.ConsumerConfig) *server.ApiError {
 		return server.NewJSConsumerAckWaitNegativeError()
 	}
 	if d := cfg.DeliverSubject; d != "" {
-		if hasWildcard(d) {
+		if stream.SubjectHasWildcard(d) {
 			return server.NewJSConsumerDeliverToWildcardsError()
 		}
 		if !server.IsValidSubject(d) {
@@ -337,15 +339,6 @@ func ackPolicyName(p server.AckPolicy) string {
 // validConsumerName is nats-server's isValidAssetName.
 func validConsumerName(name string) bool {
 	return name != "" && !strings.ContainsAny(name, " \t\r\n\f.*>\\/")
-}
-
-func hasWildcard(subject string) bool {
-	for tok := range strings.SplitSeq(subject, ".") {
-		if tok == "*" || tok == ">" {
-			return true
-		}
-	}
-	return false
 }
 
 // consumerDelete answers CONSUMER.DELETE.<stream>.<name>.

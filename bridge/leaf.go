@@ -237,7 +237,7 @@ func (l *leaf) control(line []byte) {
 	case "LS+":
 		l.imu.Lock()
 		l.interest[subject] = struct{}{}
-		if hasWildcard(subject) {
+		if stream.SubjectHasWildcard(subject) {
 			l.wild[subject] = struct{}{}
 		}
 		l.imu.Unlock()

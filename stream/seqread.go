@@ -215,7 +215,7 @@ func (tx *Tx) subjectIndexFind(s *streamRef, from uint64, filter string, last bo
 		}
 		return sit.Close()
 	}
-	if !subjectHasWildcard(filter) {
+	if !SubjectHasWildcard(filter) {
 		err = consider([]byte(filter))
 	} else {
 		lo, hi := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindSubjectIndex)
@@ -328,8 +328,8 @@ func ValidHeaderKey(k []byte) bool {
 	return true
 }
 
-// subjectHasWildcard reports whether filter has a "*" or ">" token.
-func subjectHasWildcard(filter string) bool {
+// SubjectHasWildcard reports whether filter has a "*" or ">" token.
+func SubjectHasWildcard(filter string) bool {
 	for tok := range strings.SplitSeq(filter, ".") {
 		if tok == "*" || tok == ">" {
 			return true

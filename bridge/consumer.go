@@ -34,7 +34,7 @@ import (
 type publisher interface {
 	// publish sends one message to subject; reply may be "". hdr, when
 	// not empty, is a complete header block. errTooBig: not sent.
-	publish(subject, reply string, hdr, data []byte) error
+	publish(subject string, reply, hdr, data []byte) error
 	// hasInterest reports whether subject has a subscriber.
 	hasInterest(subject string) bool
 }
@@ -185,6 +185,9 @@ type consumer struct {
 	// ahead holds entries read ahead of delivery, in sequence order (of
 	// lss while it lasts): one scan instead of a read per message.
 	ahead []stream.SeqEntry // guarded by mu
+	// reply and hdr are deliverLocked's scratch for a message's reply
+	// subject and header, which publish copies out.
+	reply, hdr []byte // guarded by mu
 }
 
 func (c *consumer) signal() {
@@ -483,8 +486,7 @@ func (c *consumer) checkStreamLocked() (stream.SeqState, error) {
 // deliverLocked publishes e with the next delivery sequence and the
 // current pending count.
 func (c *consumer) deliverLocked(e stream.SeqEntry) {
-	reply := make([]byte, 0, 96+len(e.Subject))
-	reply = append(reply, "$JS.ACK."...)
+	reply := append(c.reply[:0], "$JS.ACK."...)
 	reply = append(reply, c.stream...)
 	reply = append(reply, '.')
 	reply = append(reply, c.name...)
@@ -499,12 +501,13 @@ func (c *consumer) deliverLocked(e stream.SeqEntry) {
 	reply = append(reply, '@')
 	reply = append(reply, deliverSubject(c.stream, e)...)
 	data := payload(e)
-	hdr := appendEntryHeader(nil, e)
+	hdr := appendEntryHeader(c.hdr[:0], e)
 	if c.headersOnly {
 		hdr = appendHeadersOnly(hdr, len(data))
 		data = nil
 	}
-	err := c.r.pub.publish(c.dsubj, string(reply), hdr, data)
+	c.reply, c.hdr = reply, hdr
+	err := c.r.pub.publish(c.dsubj, reply, hdr, data)
 	switch {
 	case errors.Is(err, errTooBig):
 		// JetStream could not have stored it; skipping keeps the
@@ -553,7 +556,7 @@ func (c *consumer) heartbeat() {
 	c.mu.Lock()
 	hdr := idleHeartbeat(c.dseq-1, c.sseq-1)
 	c.mu.Unlock()
-	if err := c.r.pub.publish(c.dsubj, "", hdr, nil); err != nil {
+	if err := c.r.pub.publish(c.dsubj, nil, hdr, nil); err != nil {
 		c.r.log.Debug("nats bridge: heartbeat failed", "consumer", c.name, "err", err)
 	}
 }

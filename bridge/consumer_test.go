@@ -26,13 +26,13 @@ type recMsg struct {
 	hdr, data      []byte
 }
 
-func (p *recPub) publish(subject, reply string, hdr, data []byte) error {
+func (p *recPub) publish(subject string, reply, hdr, data []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tooBig > 0 && len(hdr)+len(data) > p.tooBig {
 		return errTooBig
 	}
-	p.msgs = append(p.msgs, recMsg{subject, reply, slices.Clone(hdr), slices.Clone(data)})
+	p.msgs = append(p.msgs, recMsg{subject, string(reply), slices.Clone(hdr), slices.Clone(data)})
 	return nil
 }
 

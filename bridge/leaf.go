@@ -271,7 +271,7 @@ func (l *leaf) hasInterestLocked(subject string) bool {
 
 // publish sends one message; reply may carry "@<subject>", the subject
 // the subscriber sees. hdr, when not empty, is a complete header block.
-func (l *leaf) publish(subject, reply string, hdr, data []byte) error {
+func (l *leaf) publish(subject string, reply, hdr, data []byte) error {
 	var err error
 	l.wmu.Lock()
 	switch {
@@ -288,15 +288,16 @@ func (l *leaf) publish(subject, reply string, hdr, data []byte) error {
 		}
 		w.WriteString(subject)
 		w.WriteByte(' ')
-		if reply != "" {
-			w.WriteString(reply)
+		if len(reply) > 0 {
+			w.Write(reply)
 			w.WriteByte(' ')
 		}
+		var num [20]byte
 		if len(hdr) > 0 {
-			w.WriteString(strconv.Itoa(len(hdr)))
+			w.Write(strconv.AppendInt(num[:0], int64(len(hdr)), 10))
 			w.WriteByte(' ')
 		}
-		w.WriteString(strconv.Itoa(len(hdr) + len(data)))
+		w.Write(strconv.AppendInt(num[:0], int64(len(hdr)+len(data)), 10))
 		w.WriteString("\r\n")
 		w.Write(hdr)
 		w.Write(data)

@@ -143,7 +143,7 @@ func TestLeafKV(t *testing.T) {
 		t.Fatal("no consumer behind the watcher")
 	}
 	// A client may not publish with a $JS.ACK reply; the leaf may.
-	if err := b.leaf.publish(old.dsubj, "$JS.ACK.KV_cfg."+old.name+".1.6.99.1700000000006000000.0", nil, nil); err != nil {
+	if err := b.leaf.publish(old.dsubj, []byte("$JS.ACK.KV_cfg."+old.name+".1.6.99.1700000000006000000.0"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the ordered consumer to be recreated", func() bool {

@@ -80,7 +80,9 @@ func (a *api) inline(subject string, data []byte) bool {
 // respond answers one request through out: a Direct Get (which may
 // reply with several messages), else what serve answers.
 func (a *api) respond(subject string, hdr, data []byte, out replier) {
-	if rest, ok := strings.CutPrefix(subject, a.prefix+"DIRECT.GET."); ok {
+	// Two cuts: a.prefix+"DIRECT.GET." would be built for every request.
+	if rest, ok := strings.CutPrefix(subject, a.prefix); ok && strings.HasPrefix(rest, "DIRECT.GET.") {
+		rest = rest[len("DIRECT.GET."):]
 		a.total.Add(1)
 		name, key, shortcut := strings.Cut(rest, ".")
 		if err := a.directGet(subject, name, key, shortcut, hdr, data, out); err != nil {

@@ -911,19 +911,7 @@ func entryTime(e stream.SeqEntry) time.Time { return idTime(e.ID) }
 // that cannot be NATS header keys are left out, and line breaks in
 // values become spaces, as Go's http.Header.Write does.
 func appendHeaderFields(dst []byte, e stream.SeqEntry) []byte {
-	seenData, seenSubject := false, false
-	for i := 0; i+1 < len(e.Fields); i += 2 {
-		k, v := e.Fields[i], e.Fields[i+1]
-		switch {
-		case !seenData && string(k) == "data":
-			seenData = true
-			continue
-		case !seenSubject && string(k) == "subject":
-			seenSubject = true
-			continue
-		case !stream.ValidHeaderKey(k):
-			continue
-		}
+	stream.MessageParts(e.Fields, func(k, v []byte) {
 		dst = append(dst, k...)
 		dst = append(dst, ": "...)
 		for _, c := range v {
@@ -933,7 +921,7 @@ func appendHeaderFields(dst []byte, e stream.SeqEntry) []byte {
 			dst = append(dst, c)
 		}
 		dst = append(dst, "\r\n"...)
-	}
+	})
 	return dst
 }
 

@@ -293,24 +293,40 @@ func entrySubject(fv [][]byte) ([]byte, bool) {
 // "NATS/1.0\r\n", a "name: value\r\n" line per other field whose name
 // can be a header key (ValidHeaderKey), then "\r\n".
 func msgBytes(key []byte, fv [][]byte) uint64 {
-	subject, data, headers := len(key), 0, 0
-	seenData, seenSubject := false, false
-	for i := 0; i+1 < len(fv); i += 2 {
-		k, v := fv[i], fv[i+1]
-		switch {
-		case !seenData && string(k) == "data":
-			seenData, data = true, len(v)
-		case !seenSubject && string(k) == "subject":
-			seenSubject, subject = true, len(v)
-		case ValidHeaderKey(k):
-			headers += len(k) + len(": ") + len(v) + len("\r\n")
-		}
+	headers := 0
+	subject, data, ok := MessageParts(fv, func(k, v []byte) {
+		headers += len(k) + len(": ") + len(v) + len("\r\n")
+	})
+	if !ok {
+		subject = key
 	}
-	n := 22 + subject + data + 8
+	n := 22 + len(subject) + len(data) + 8
 	if headers > 0 {
 		n += 4 + len("NATS/1.0\r\n") + headers + len("\r\n")
 	}
 	return uint64(n)
+}
+
+// MessageParts splits an entry's fields into the parts of the NATS
+// message it maps to: the first "data" field is the payload, the first
+// "subject" field the subject (hasSubject false: none), and every other
+// field whose name can be a header key (ValidHeaderKey) a header, passed
+// to header in order. The bridge renders messages by this rule and
+// msgBytes counts them by it.
+func MessageParts(fv [][]byte, header func(k, v []byte)) (subject, data []byte, hasSubject bool) {
+	seenData := false
+	for i := 0; i+1 < len(fv); i += 2 {
+		k, v := fv[i], fv[i+1]
+		switch {
+		case !seenData && string(k) == "data":
+			seenData, data = true, v
+		case !hasSubject && string(k) == "subject":
+			hasSubject, subject = true, v
+		case ValidHeaderKey(k):
+			header(k, v)
+		}
+	}
+	return subject, data, hasSubject
 }
 
 // ValidHeaderKey reports whether a field name can be a NATS header key

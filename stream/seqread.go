@@ -113,22 +113,37 @@ func (tx *Tx) bySubject(db int, key []byte, from uint64, filter string, last boo
 // seqWalk returns the first live entry with sequence >= from (or, with
 // last, the last live entry) whose subject satisfies match (nil: any).
 func (tx *Tx) seqWalk(s *streamRef, from uint64, last bool, match func(subject []byte) bool) (SeqEntry, bool, error) {
+	var found SeqEntry
+	var ok bool
+	err := tx.seqEach(s, from, last, func(e SeqEntry) bool {
+		if match == nil || match(e.Subject) {
+			found, ok = e, true
+		}
+		return !ok
+	})
+	return found, ok, err
+}
+
+// seqEach calls fn with every live entry with sequence >= from, in
+// sequence order (backward from the last entry with last), until fn
+// returns false.
+func (tx *Tx) seqEach(s *streamRef, from uint64, last bool, fn func(e SeqEntry) bool) error {
 	start := ID{}
 	if !last {
 		var err error
 		if start, err = tx.seqStart(s, from); err != nil {
-			return SeqEntry{}, false, err
+			return err
 		}
 	}
 	lo, hi := s.entryBounds(start, MaxID)
 	it, err := tx.r.NewIter(lo, hi)
 	if err != nil {
-		return SeqEntry{}, false, err
+		return err
 	}
 	defer it.Close()
 	sets, err := tx.fieldSets(s)
 	if err != nil {
-		return SeqEntry{}, false, err
+		return err
 	}
 	ok := it.First()
 	if last {
@@ -137,20 +152,20 @@ func (tx *Tx) seqWalk(s *streamRef, from uint64, last bool, match func(subject [
 	for ; ok; ok = step(it, last) {
 		h, _, err := storage.DecodeEntryHeader(it.Value())
 		if err != nil {
-			return SeqEntry{}, false, err
+			return err
 		}
 		if h.Seq < from {
 			continue
 		}
 		e, err := decodeSeqEntry(s, sets, it.Key(), it.Value())
 		if err != nil {
-			return SeqEntry{}, false, err
+			return err
 		}
-		if match == nil || match(e.Subject) {
-			return e, true, nil
+		if !fn(e) {
+			return nil
 		}
 	}
-	return SeqEntry{}, false, nil
+	return nil
 }
 
 // seqStart is where a walk for sequence from on starts: the node holding

@@ -14,37 +14,7 @@ func (tx *Tx) SeqScan(db int, key []byte, from uint64, fn func(e SeqEntry) bool)
 	if err != nil || !ok || s.sm.Length == 0 || from > s.sm.Seq {
 		return err
 	}
-	start, err := tx.seqStart(s, from)
-	if err != nil {
-		return err
-	}
-	lo, hi := s.entryBounds(start, MaxID)
-	it, err := tx.r.NewIter(lo, hi)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	sets, err := tx.fieldSets(s)
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		h, _, err := storage.DecodeEntryHeader(it.Value())
-		if err != nil {
-			return err
-		}
-		if h.Seq < from {
-			continue
-		}
-		e, err := decodeSeqEntry(s, sets, it.Key(), it.Value())
-		if err != nil {
-			return err
-		}
-		if !fn(e) {
-			return nil
-		}
-	}
-	return nil
+	return tx.seqEach(s, from, false, fn)
 }
 
 // SeqFromID returns the sequence of the first live entry of stream key

@@ -54,7 +54,7 @@ func adminCommands() []*commandSpec {
 			sub("help", 2, helpFlags, cmdConfigHelp),
 		}},
 		// INFO reads the keyspace (db0:keys=...), so it runs in a View.
-		{name: "info", arity: -1, flags: flagLoading | flagStale, handler: cmdInfo},
+		{name: "info", arity: -1, flags: flagLoading | flagStale | flagLoadingBare, handler: cmdInfo},
 		{name: "time", arity: 1, flags: flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdTime},
 		{name: "lastsave", arity: 1, flags: flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdLastSave},
 		{name: "save", arity: 1, flags: flagAdmin | flagNoScript | flagNoAsyncLoading | flagNoMulti | flagNoKeyspace, handler: cmdSave},

@@ -35,6 +35,10 @@ const (
 	flagNoQueue        // runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT)
 	flagAnswerFirst    // answered before arity and auth checks (QUIT, as Redis 7.0 does)
 	flagExecLike       // refused at dispatch: the queued transaction is discarded with EXECABORT (EXEC)
+	// flagLoadingBare: while a replica loads a full sync, which holds the
+	// keyspace locked, the command runs without a transaction instead of
+	// being refused (INFO, whose keyspace section is then empty).
+	flagLoadingBare
 )
 
 // commandSpec is one entry of the command table: what drives dispatch

@@ -201,10 +201,11 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 
 // loadingRefuses reports whether a replica loading a full sync answers
 // spec -LOADING: as in Redis, every command without the loading flag.
-// Of those with it, INFO and WATCH need the keyspace, which the load
-// holds locked: INFO runs without it (call), WATCH is refused too.
+// Of those with it, the ones that need the keyspace, which the load
+// holds locked, are refused too (WATCH), unless they can run without it
+// (flagLoadingBare: INFO).
 func loadingRefuses(spec *commandSpec) bool {
-	return spec.flags&flagLoading == 0 || spec.flags&flagNoKeyspace == 0 && spec.name != "info"
+	return spec.flags&flagLoading == 0 || spec.flags&(flagNoKeyspace|flagLoadingBare) == 0
 }
 
 // call runs a command and counts it. tx is the transaction to run in
@@ -230,8 +231,7 @@ func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx, start t
 		if err != nil && !errors.Is(err, errRollback) {
 			s.replaceReply(ctx, mark, err)
 		}
-	case s.repl.loading.Load() && !loadingRefuses(spec):
-		// INFO on a loading replica (loadingRefuses): no keyspace.
+	case spec.flags&flagLoadingBare != 0 && s.repl.loading.Load():
 		spec.handler(ctx)
 	default:
 		err := s.engine.View(func(t *stream.Tx) error {

@@ -245,3 +245,33 @@ func TestDispatchAllocs(t *testing.T) {
 		t.Errorf("guard: %v allocations per pipeline", n)
 	}
 }
+
+// TestLoadingRefuses: on a replica loading a full sync, which holds the
+// keyspace, the commands Redis 7.0 allows while loading run, those that
+// need the keyspace are refused unless they can go without it (INFO).
+func TestLoadingRefuses(t *testing.T) {
+	s := &Server{}
+	s.buildTable(commandTable())
+	cases := []struct {
+		name    string
+		refused bool
+	}{
+		{"info", false},       // runs without the keyspace
+		{"echo", false},       // loading flag, no keyspace
+		{"role", false},       // loading flag, no keyspace
+		{"watch", true},       // loading flag, needs the keyspace
+		{"ping", true},        // no loading flag in Redis 7.0
+		{"xadd", true},        // a write
+		{"xrange", true},      // a read
+		{"config|get", false}, // loading flag, no keyspace
+	}
+	for _, c := range cases {
+		spec := s.lookupFull(c.name)
+		if spec == nil {
+			t.Fatalf("no command %q", c.name)
+		}
+		if got := loadingRefuses(spec); got != c.refused {
+			t.Errorf("loadingRefuses(%s) = %v, want %v", c.name, got, c.refused)
+		}
+	}
+}

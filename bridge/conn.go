@@ -31,13 +31,11 @@ type conn struct {
 	log     *slog.Logger
 	handler func(m *inMsg)
 
-	// Replies are written to bw and flushed when the read loop has
-	// nothing more buffered (or by a worker after its replies), so a
-	// burst of requests is answered with one write.
-	wmu sync.Mutex
-	nc  net.Conn      // guarded by wmu; nil while disconnected
-	bw  *bufio.Writer // guarded by wmu
-	num [20]byte      // guarded by wmu; publish formats lengths here
+	// Replies are flushed when the read loop has nothing more buffered
+	// (or by a worker after its replies), so a burst of requests is
+	// answered with one write.
+	wire
+	num [20]byte // guarded by wmu; publish formats lengths here
 
 	pong     chan struct{} // PONGs to our PINGs during a handshake
 	closing  chan struct{}
@@ -200,9 +198,7 @@ func (c *conn) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 		switch {
 		case bytes.Equal(line, []byte("PONG")):
 			nc.SetDeadline(time.Time{})
-			c.wmu.Lock()
-			c.nc, c.bw = nc, bufio.NewWriterSize(nc, 64<<10)
-			c.wmu.Unlock()
+			c.attach(nc, nil)
 			return nc, br, nil
 		case bytes.HasPrefix(line, []byte("-ERR")):
 			return fail(fmt.Errorf("nats: server refused: %s", line[4:]))
@@ -244,11 +240,7 @@ func (c *conn) run(nc net.Conn, br *bufio.Reader) {
 	redial{
 		name: "nats bridge", log: c.log, closing: c.closing,
 		read: c.readLoop, dial: c.handshake,
-		drop: func() {
-			c.wmu.Lock()
-			c.nc, c.bw = nil, nil
-			c.wmu.Unlock()
-		},
+		drop: c.detach,
 	}.run(nc, br)
 }
 
@@ -392,42 +384,11 @@ func (c *conn) publish(subject string, hdr, data []byte) {
 	w.WriteString("\r\n")
 }
 
-// write runs fn on the buffered writer, which the read loop flushes;
-// while disconnected the message is dropped, like a reply the server
-// never got. Errors surface through the read loop, which sees the same
-// broken connection.
-func (c *conn) write(fn func(w *bufio.Writer)) {
-	c.wmu.Lock()
-	if c.bw != nil {
-		fn(c.bw)
-	}
-	c.wmu.Unlock()
-}
-
-// flush sends what is buffered. A writer other than the read loop must
-// call it after its last message.
-func (c *conn) flush() {
-	c.wmu.Lock()
-	if c.bw != nil && c.bw.Buffered() > 0 {
-		if err := c.bw.Flush(); err != nil && c.nc != nil {
-			c.nc.Close() // the read loop notices and reconnects
-		}
-	}
-	c.wmu.Unlock()
-}
-
 // close flushes what is written and closes the connection.
 func (c *conn) close() {
 	c.closeErr.Do(func() {
 		close(c.closing)
-		c.wmu.Lock()
-		if c.bw != nil {
-			c.bw.Flush()
-		}
-		if c.nc != nil {
-			c.nc.Close()
-		}
-		c.wmu.Unlock()
+		c.shut()
 	})
 	<-c.done
 }

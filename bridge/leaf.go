@@ -36,10 +36,8 @@ type leaf struct {
 	creds string
 	log   *slog.Logger
 
-	wmu        sync.Mutex
-	nc         net.Conn      // guarded by wmu; nil while disconnected
-	bw         *bufio.Writer // guarded by wmu
-	maxPayload int           // guarded by wmu; the hub's max_payload
+	wire
+	maxPayload int // guarded by wmu; the hub's max_payload
 	flushReq   chan struct{}
 
 	imu      sync.Mutex
@@ -176,9 +174,7 @@ func (l *leaf) handshake(ctx context.Context) (net.Conn, *bufio.Reader, error) {
 		switch {
 		case bytes.Equal(line, []byte("PONG")):
 			nc.SetDeadline(time.Time{})
-			l.wmu.Lock()
-			l.nc, l.bw, l.maxPayload = nc, bufio.NewWriterSize(nc, 64<<10), info.MaxPayload
-			l.wmu.Unlock()
+			l.attach(nc, func() { l.maxPayload = info.MaxPayload })
 			return nc, br, nil
 		case bytes.HasPrefix(line, []byte("-ERR")):
 			return fail(fmt.Errorf("server refused: %s", bytes.TrimSpace(line[4:])))
@@ -198,11 +194,7 @@ func (l *leaf) run(nc net.Conn, br *bufio.Reader) {
 	redial{
 		name: "nats bridge leafnode", log: l.log, closing: l.closing,
 		read: l.readLoop, dial: l.handshake,
-		drop: func() {
-			l.wmu.Lock()
-			l.nc, l.bw = nil, nil
-			l.wmu.Unlock()
-		},
+		drop: l.detach,
 	}.run(nc, br)
 }
 
@@ -305,20 +297,18 @@ func (l *leaf) publish(subject string, reply, hdr, data []byte) error {
 	}
 	l.wmu.Unlock()
 	if err == nil {
-		select {
-		case l.flushReq <- struct{}{}:
-		default:
-		}
+		l.requestFlush()
 	}
 	return err
 }
 
+// write writes through the wire and asks the flusher to send it.
 func (l *leaf) write(fn func(w *bufio.Writer)) {
-	l.wmu.Lock()
-	if l.bw != nil {
-		fn(l.bw)
-	}
-	l.wmu.Unlock()
+	l.wire.write(fn)
+	l.requestFlush()
+}
+
+func (l *leaf) requestFlush() {
 	select {
 	case l.flushReq <- struct{}{}:
 	default:
@@ -332,13 +322,7 @@ func (l *leaf) flusher() {
 			return
 		case <-l.flushReq:
 		}
-		l.wmu.Lock()
-		if l.bw != nil && l.bw.Buffered() > 0 {
-			if err := l.bw.Flush(); err != nil && l.nc != nil {
-				l.nc.Close() // the read loop notices and reconnects
-			}
-		}
-		l.wmu.Unlock()
+		l.flush()
 	}
 }
 
@@ -346,14 +330,7 @@ func (l *leaf) flusher() {
 func (l *leaf) close() {
 	l.closeOnce.Do(func() {
 		close(l.closing)
-		l.wmu.Lock()
-		if l.bw != nil {
-			l.bw.Flush()
-		}
-		if l.nc != nil {
-			l.nc.Close()
-		}
-		l.wmu.Unlock()
+		l.shut()
 	})
 	<-l.done
 }

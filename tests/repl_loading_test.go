@@ -84,10 +84,11 @@ func TestReplLoadingAnswersAtOnce(t *testing.T) {
 		t.Errorf("no read was answered -LOADING during a %v full sync", took)
 	}
 	// On a busy 2-CPU machine a process may wait that long for a CPU
-	// now and then: the bound is on the 99th percentile. A read that
-	// waited for the load would take most of it.
-	if p99 > 100*time.Millisecond {
-		t.Errorf("p99 of reads on the syncing replica %v, want < 100ms", p99)
+	// now and then: the bound is on the 99th percentile, and grows with
+	// the load on a slower machine. A read that waited for the load
+	// would take most of it.
+	if limit := max(100*time.Millisecond, took/10); p99 > limit {
+		t.Errorf("p99 of reads on the syncing replica %v, want < %v (a tenth of the %v load)", p99, limit, took)
 	}
 	if worst > took/3 {
 		t.Errorf("%s took %v on the syncing replica: it waited for the %v load", worstCmd, worst, took)

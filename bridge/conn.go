@@ -35,7 +35,6 @@ type conn struct {
 	// (or by a worker after its replies), so a burst of requests is
 	// answered with one write.
 	wire
-	num [20]byte // guarded by wmu; publish formats lengths here
 
 	pong     chan struct{} // PONGs to our PINGs during a handshake
 	closing  chan struct{}
@@ -362,26 +361,9 @@ func (c *conn) readLoop(br *bufio.Reader) error {
 func (c *conn) publish(subject string, hdr, data []byte) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	w := c.bw
-	if w == nil {
-		return
+	if c.bw != nil {
+		c.writeMsgLocked("PUB", "HPUB", subject, nil, hdr, data)
 	}
-	if len(hdr) == 0 {
-		w.WriteString("PUB ")
-		w.WriteString(subject)
-		w.WriteByte(' ')
-	} else {
-		w.WriteString("HPUB ")
-		w.WriteString(subject)
-		w.WriteByte(' ')
-		w.Write(strconv.AppendInt(c.num[:0], int64(len(hdr)), 10))
-		w.WriteByte(' ')
-	}
-	w.Write(strconv.AppendInt(c.num[:0], int64(len(hdr)+len(data)), 10))
-	w.WriteString("\r\n")
-	w.Write(hdr)
-	w.Write(data)
-	w.WriteString("\r\n")
 }
 
 // close flushes what is written and closes the connection.

@@ -272,28 +272,7 @@ func (l *leaf) publish(subject string, reply, hdr, data []byte) error {
 	case l.maxPayload > 0 && len(hdr)+len(data) > l.maxPayload:
 		err = errTooBig
 	default:
-		w := l.bw
-		if len(hdr) == 0 {
-			w.WriteString("LMSG ") // a leaf's MSG
-		} else {
-			w.WriteString("HMSG ")
-		}
-		w.WriteString(subject)
-		w.WriteByte(' ')
-		if len(reply) > 0 {
-			w.Write(reply)
-			w.WriteByte(' ')
-		}
-		var num [20]byte
-		if len(hdr) > 0 {
-			w.Write(strconv.AppendInt(num[:0], int64(len(hdr)), 10))
-			w.WriteByte(' ')
-		}
-		w.Write(strconv.AppendInt(num[:0], int64(len(hdr)+len(data)), 10))
-		w.WriteString("\r\n")
-		w.Write(hdr)
-		w.Write(data)
-		w.WriteString("\r\n")
+		l.writeMsgLocked("LMSG", "HMSG", subject, reply, hdr, data) // LMSG: a leaf's MSG
 	}
 	l.wmu.Unlock()
 	if err == nil {

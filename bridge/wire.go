@@ -3,6 +3,7 @@ package bridge
 import (
 	"bufio"
 	"net"
+	"strconv"
 	"sync"
 )
 
@@ -15,6 +16,7 @@ type wire struct {
 	wmu sync.Mutex
 	nc  net.Conn      // guarded by wmu; nil while disconnected
 	bw  *bufio.Writer // guarded by wmu
+	num [20]byte      // guarded by wmu; writeMsgLocked formats sizes here
 }
 
 // attach makes nc the connection written to; set, if not nil, runs
@@ -69,4 +71,32 @@ func (w *wire) shut() {
 		w.nc.Close()
 	}
 	w.wmu.Unlock()
+}
+
+// writeMsgLocked writes one message as the NATS protocol frames it: verb
+// (hverb when hdr is not empty), subject, the reply subject if any, the
+// header size (with hdr) and the total size, then header and payload.
+// wmu is held and bw is not nil.
+func (w *wire) writeMsgLocked(verb, hverb, subject string, reply, hdr, data []byte) {
+	b := w.bw
+	if len(hdr) > 0 {
+		verb = hverb
+	}
+	b.WriteString(verb)
+	b.WriteByte(' ')
+	b.WriteString(subject)
+	b.WriteByte(' ')
+	if len(reply) > 0 {
+		b.Write(reply)
+		b.WriteByte(' ')
+	}
+	if len(hdr) > 0 {
+		b.Write(strconv.AppendInt(w.num[:0], int64(len(hdr)), 10))
+		b.WriteByte(' ')
+	}
+	b.Write(strconv.AppendInt(w.num[:0], int64(len(hdr)+len(data)), 10))
+	b.WriteString("\r\n")
+	b.Write(hdr)
+	b.Write(data)
+	b.WriteString("\r\n")
 }

@@ -141,15 +141,15 @@ func ClassifyKey(k []byte) KeyClass {
 	}
 	switch k[0] {
 	case tagData:
+		if IsMetaKey(k) {
+			return ClassMeta
+		}
 		// tag | db:u16 | klen:u32 | key | version:u64 | kind:u8 | ...
 		if len(k) < 7 {
 			return ClassOther
 		}
 		n := uint64(binary.BigEndian.Uint32(k[3:]))
 		at := 7 + n + 8
-		if uint64(len(k)) == at && binary.BigEndian.Uint64(k[at-8:]) == metaVersion {
-			return ClassMeta
-		}
 		if uint64(len(k)) <= at {
 			return ClassOther
 		}

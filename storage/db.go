@@ -237,6 +237,8 @@ func pebbleOptions(opts Options, cache *pebble.Cache) *pebble.Options {
 		}
 		l.Compression = func() *sstable.CompressionProfile { return profile }
 	}
+	// Compactions pause while goroutines wait for a CPU (pacer.go).
+	po.Experimental.CompactionScheduler = newCompactionPacer()
 	if opts.tune != nil {
 		opts.tune(po)
 	}

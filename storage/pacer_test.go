@@ -2,7 +2,6 @@ package storage
 
 import (
 	"encoding/binary"
-	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func TestCompactionPause(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newCompactionPacer()
 			looked, paused := 0, time.Duration(0)
-			p.waiting = func(*[1]metrics.Sample) bool { looked++; return tt.waiting }
+			p.waiting = func() bool { looked++; return tt.waiting }
 			p.sleep = func(d time.Duration) { paused += d }
 			c := &pacedCompaction{p: p, since: time.Now().Add(-tt.elapsed)}
 			c.CumulativeStats(pebble.CompactionGrantHandleStats{})
@@ -38,7 +37,7 @@ func TestCompactionPause(t *testing.T) {
 			if want := map[bool]time.Duration{true: pacePause}[tt.wantPause]; paused != want {
 				t.Errorf("paused %v, want %v", paused, want)
 			}
-			// A look starts the next millisecond of work: an immediate
+			// A look starts the next stretch of work: an immediate
 			// second call neither looks nor pauses.
 			looked, paused = 0, 0
 			c.CumulativeStats(pebble.CompactionGrantHandleStats{})
@@ -114,7 +113,7 @@ func TestCompactionsArePaced(t *testing.T) {
 		o.MemTableSize = 256 << 10
 		pacer := o.Experimental.CompactionScheduler.(*compactionPacer)
 		pacer.work = 0 // look at every call
-		pacer.waiting = func(*[1]metrics.Sample) bool { looks.Add(1); return false }
+		pacer.waiting = func() bool { looks.Add(1); return false }
 		o.EventListener.CompactionEnd = func(info pebble.CompactionInfo) {
 			if info.Err == nil && looks.Load() > 0 {
 				select {

@@ -22,6 +22,17 @@ func TestPebbleOptions(t *testing.T) {
 	if po.LBaseMaxBytes != 1<<20 {
 		t.Errorf("LBaseMaxBytes %d, want 1 MB", po.LBaseMaxBytes)
 	}
+	for i, size := range po.TargetFileSizes {
+		if size != 2<<20 {
+			t.Errorf("target file size %d: %d, want 2 MB", i, size)
+		}
+	}
+	if lo, hi := po.CompactionConcurrencyRange(); lo != 1 || hi < 2 {
+		t.Errorf("compaction concurrency %d-%d, want 1 and at least 2", lo, hi)
+	}
+	if n := po.Experimental.L0CompactionConcurrency; n != 4 {
+		t.Errorf("L0CompactionConcurrency %d, want 4", n)
+	}
 	for i, l := range po.Levels {
 		want := sstable.FastestCompression
 		if i == len(po.Levels)-1 {

@@ -116,6 +116,9 @@ var tuneConfigList = []tuneConfig{
 	{"l0-2-24", func(o *pebble.Options) { o.L0CompactionThreshold, o.L0StopWritesThreshold = 2, 24 }},
 	{"l0-4-12", func(o *pebble.Options) { o.L0CompactionThreshold, o.L0StopWritesThreshold = 4, 12 }},
 	{"l0-8-32", func(o *pebble.Options) { o.L0CompactionThreshold, o.L0StopWritesThreshold = 8, 32 }},
+	// Pebble's table sizes (2 MB in L0, doubling from the base level) in
+	// place of Eddy's 2 MB everywhere: Open fills the zeros in.
+	{"files-doubling", func(o *pebble.Options) { clear(o.TargetFileSizes[:]) }},
 }
 
 // zstdBottom compresses the two bottom levels, which hold almost all of

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eddy-streams/eddy/storage"
 )
 
 func TestSanitizeError(t *testing.T) {
@@ -140,7 +142,12 @@ func TestClientListLine(t *testing.T) {
 }
 
 func TestInfoSections(t *testing.T) {
-	s := &Server{databases: 16, started: time.Now(), cfg: NewLiveConfig(DefaultConfig())}
+	db, err := storage.Open(storage.InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := &Server{databases: 16, started: time.Now(), cfg: NewLiveConfig(DefaultConfig()), db: db}
 	s.stats.init()
 	s.blocks.init()
 	s.buildTable(commandTable())
@@ -174,6 +181,13 @@ func TestInfoSections(t *testing.T) {
 	for _, f := range []string{"redis_version:7.0.15\r\n", "redis_mode:standalone\r\n", "eddy_version:"} {
 		if !strings.Contains(text, f) {
 			t.Errorf("INFO server lacks %q", f)
+		}
+	}
+	// A fresh store has not stopped writes.
+	text = s.infoText(nil, infoSelect([][]byte{[]byte("persistence")}))
+	for _, f := range []string{"\r\neddy_write_stalls:0\r\n", "\r\neddy_write_stall_ms:0\r\n", "\r\neddy_write_stalled:0\r\n"} {
+		if !strings.Contains(text, f) {
+			t.Errorf("INFO persistence lacks %q: %q", f, text)
 		}
 	}
 }

@@ -145,6 +145,18 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			line("aof_rewrite_in_progress", 0)
 			line("aof_last_write_status", "ok")
 			line("appendfsync", s.cfg.Snapshot().AppendFsync)
+			// Eddy's own: times the store stopped writes (L0 or memtables
+			// waiting for compactions and flushes), their length in all,
+			// and whether writes are stopped now. Every write waits out
+			// a stop; nothing else would show one.
+			ws := s.db.WriteStalls()
+			line("eddy_write_stalls", ws.Count)
+			line("eddy_write_stall_ms", ws.Total.Milliseconds())
+			stalled := 0
+			if ws.Stalled {
+				stalled = 1
+			}
+			line("eddy_write_stalled", stalled)
 		case "stats":
 			section("Stats")
 			st := &s.stats

@@ -86,6 +86,8 @@ type DB struct {
 	// for one in flight.
 	gcMu     sync.Mutex
 	gcPaused int // guarded by gcMu: open PauseGC calls
+
+	stalls *writeStalls // Pebble's write stops, for WriteStalls
 }
 
 // InMemory returns Options for a store kept in memory, for tests.
@@ -108,7 +110,8 @@ func Open(opts Options) (*DB, error) {
 		return nil, err
 	}
 	cache := pebble.NewCache(max(opts.CacheSize, 1<<20))
-	pdb, err := pebble.Open(opts.Dir, pebbleOptions(opts, cache))
+	stalls := newWriteStalls()
+	pdb, err := pebble.Open(opts.Dir, pebbleOptions(opts, cache, stalls))
 	if err != nil {
 		cache.Unref()
 		return nil, err
@@ -120,6 +123,7 @@ func Open(opts Options) (*DB, error) {
 		mode:   opts.Sync,
 		dirty:  make(chan struct{}, 1),
 		gcKick: make(chan struct{}, 1),
+		stalls: stalls,
 	}
 	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
 	if err := db.initFormat(); err != nil {
@@ -136,8 +140,9 @@ func Open(opts Options) (*DB, error) {
 	return db, nil
 }
 
-// pebbleOptions returns the Pebble options of a store; opts.tune, set
-// only by the tuning benchmarks, may change them.
+// pebbleOptions returns the Pebble options of a store, reporting write
+// stops to stalls; opts.tune, set only by the tuning benchmarks and
+// tests, may change them.
 //
 // The settings are for Eddy's workload: entries appended at the end of
 // streams, read back in ranges (XRANGE, XREAD, XREADGROUP), metadata read
@@ -148,7 +153,7 @@ func Open(opts Options) (*DB, error) {
 // the data as 64 MB is to 10M entries; CGO_ENABLED=0 as the binary is
 // built; 2 shared CPUs, medians of 6 runs). Redis 7.0's dump.rdb of the
 // same entries takes 25.5 bytes per entry.
-func pebbleOptions(opts Options, cache *pebble.Cache) *pebble.Options {
+func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) *pebble.Options {
 	po := &pebble.Options{
 		FS:                 opts.FS,
 		Cache:              cache,
@@ -201,12 +206,16 @@ func pebbleOptions(opts Options, cache *pebble.Cache) *pebble.Options {
 		// the noise. TestWritesGoOnBesideLongCompaction holds one
 		// compaction to show it.
 		CompactionConcurrencyRange: compactionConcurrency,
-		// The PEL is removed with SingleDelete (stream/group_store.go);
-		// Pebble notices some misuses of it while compacting: say so loudly.
 		EventListener: &pebble.EventListener{
+			// The PEL is removed with SingleDelete (stream/group_store.go);
+			// Pebble notices some misuses of it while compacting: say so
+			// loudly.
 			PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
 				opts.Logger.Error("pebble: possible API misuse", "info", info.String())
 			},
+			// Write stops are counted for INFO (stalls.go).
+			WriteStallBegin: stalls.begin,
+			WriteStallEnd:   stalls.end,
 		},
 	}
 	for i := range po.Levels {

@@ -12,7 +12,7 @@ import (
 func TestPebbleOptions(t *testing.T) {
 	cache := pebble.NewCache(1 << 20)
 	defer cache.Unref()
-	po := pebbleOptions(InMemory(), cache)
+	po := pebbleOptions(InMemory(), cache, newWriteStalls())
 	if po.MemTableSize != 4<<20 || po.MemTableStopWritesThreshold != 2 {
 		t.Errorf("memtables %d x %d, want 4 MB x 2", po.MemTableSize, po.MemTableStopWritesThreshold)
 	}
@@ -49,7 +49,7 @@ func TestPebbleOptions(t *testing.T) {
 		}
 	}
 
-	tuned := pebbleOptions(WithTuning(InMemory(), func(o *pebble.Options) { o.MemTableSize = 1 << 20 }), cache)
+	tuned := pebbleOptions(WithTuning(InMemory(), func(o *pebble.Options) { o.MemTableSize = 1 << 20 }), cache, newWriteStalls())
 	if tuned.MemTableSize != 1<<20 {
 		t.Errorf("tuning hook not applied: memtable %d", tuned.MemTableSize)
 	}

@@ -157,21 +157,15 @@ func TestCompactionsArePaced(t *testing.T) {
 // threshold and every write waited for the long one to end.
 func TestWritesGoOnBesideLongCompaction(t *testing.T) {
 	var (
-		held     atomic.Bool // a compaction is held
-		released = make(chan struct{})
-		stalled  = make(chan string, 1)
-		ended    atomic.Int64 // compactions ended while one is held
+		held    atomic.Bool // a compaction is held
+		stalled = make(chan string, 1)
+		ended   atomic.Int64 // compactions ended while one is held
 	)
-	db, err := Open(WithTuning(InMemory(), func(o *pebble.Options) {
-		o.MemTableSize = 256 << 10
-		pacer := o.Experimental.CompactionScheduler.(*compactionPacer)
-		pacer.work = 0
-		pacer.waiting = func() bool { return true }
-		pacer.sleep = func(time.Duration) {
-			if held.CompareAndSwap(false, true) {
-				<-released
-			}
+	db, free := openPaused(t, func(released <-chan struct{}) {
+		if held.CompareAndSwap(false, true) {
+			<-released
 		}
+	}, func(o *pebble.Options) {
 		o.EventListener.CompactionEnd = func(info pebble.CompactionInfo) {
 			if held.Load() && info.Err == nil {
 				ended.Add(1)
@@ -186,33 +180,9 @@ func TestWritesGoOnBesideLongCompaction(t *testing.T) {
 			default:
 			}
 		}
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var release sync.Once
-	free := func() { release.Do(func() { close(released) }) }
-	defer db.Close()
-	defer free()
+	})
 
-	wrote := make(chan error, 1)
-	go func() {
-		value := make([]byte, 200)
-		for i := range 60_000 {
-			b := db.NewBatch()
-			k := binary.BigEndian.AppendUint64([]byte{tagData}, uint64(i%5000))
-			err := b.Set(k, value)
-			if err == nil {
-				err = b.Commit()
-			}
-			b.Close()
-			if err != nil {
-				wrote <- err
-				return
-			}
-		}
-		wrote <- nil
-	}()
+	wrote := writeOverlapping(db, 60_000)
 	select {
 	case err := <-wrote:
 		if err != nil {
@@ -234,4 +204,61 @@ func TestWritesGoOnBesideLongCompaction(t *testing.T) {
 	if ended.Load() == 0 {
 		t.Fatal("no compaction ran beside the held one")
 	}
+}
+
+// writeOverlapping writes n records in batches of one from a goroutine,
+// over 5,000 keys again and again, so that every memtable flush overlaps
+// all of L0 and stacks it up; the channel gets the first error, or nil
+// once all are written.
+func writeOverlapping(db *DB, n int) <-chan error {
+	wrote := make(chan error, 1)
+	go func() {
+		value := make([]byte, 200)
+		for i := range n {
+			b := db.NewBatch()
+			k := binary.BigEndian.AppendUint64([]byte{tagData}, uint64(i%5000))
+			err := b.Set(k, value)
+			if err == nil {
+				err = b.Commit()
+			}
+			b.Close()
+			if err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	return wrote
+}
+
+// openPaused opens an in-memory store with small memtables whose
+// compactions call pause, with a channel that free closes, every time
+// they pause (the pacer looks at every call and always finds goroutines
+// waiting); tune, if not nil, then changes the options further. The holds
+// end and the store closes when the test ends; the test must have waited
+// for its writers by then.
+func openPaused(t *testing.T, pause func(released <-chan struct{}), tune func(*pebble.Options)) (db *DB, free func()) {
+	t.Helper()
+	released := make(chan struct{})
+	db, err := Open(WithTuning(InMemory(), func(o *pebble.Options) {
+		o.MemTableSize = 256 << 10
+		pacer := o.Experimental.CompactionScheduler.(*compactionPacer)
+		pacer.work = 0
+		pacer.waiting = func() bool { return true }
+		pacer.sleep = func(time.Duration) { pause(released) }
+		if tune != nil {
+			tune(o)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	free = func() { once.Do(func() { close(released) }) }
+	t.Cleanup(func() {
+		free()
+		db.Close()
+	})
+	return db, free
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,27 @@ func TestMalformedRESP(t *testing.T) {
 	}
 	if n, err := other.XLen(ctx, "s").Result(); err != nil || n != 7 {
 		t.Errorf("XLEN = %d, %v; want 7", n, err)
+	}
+}
+
+// TestInfoWriteStalls reads Eddy's write-stop counters through go-redis,
+// as an operator's exporter would: a fresh server has stopped no writes.
+func TestInfoWriteStalls(t *testing.T) {
+	t.Parallel()
+	e := startEddy(t)
+	c := e.Client()
+	ctx := testContext(t)
+	if err := c.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []string{"f", "v"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(ctx, "persistence").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"eddy_write_stalls", "eddy_write_stall_ms", "eddy_write_stalled"} {
+		m := regexp.MustCompile(`(?m)^` + f + `:(\d+)\r?$`).FindStringSubmatch(info)
+		if m == nil || m[1] != "0" {
+			t.Errorf("INFO persistence: %s = %v, want 0 in %q", f, m, info)
+		}
 	}
 }

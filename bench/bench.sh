@@ -151,9 +151,16 @@ for l in "${loads[@]}"; do
 	read -r -a args <<<"${rest#*|}"
 	fsync "$mode"
 	r=() e=()
-	for _ in $(seq 1 "$ROUNDS"); do
-		r+=("$(rps "$rport" "${args[@]}")")
-		e+=("$(rps "$eport" "${args[@]}")")
+	# Rounds alternate which server goes first, so that neither always
+	# runs right after the other's load (or its own background work).
+	for i in $(seq 1 "$ROUNDS"); do
+		if [ $((i % 2)) = 1 ]; then
+			r+=("$(rps "$rport" "${args[@]}")")
+			e+=("$(rps "$eport" "${args[@]}")")
+		else
+			e+=("$(rps "$eport" "${args[@]}")")
+			r+=("$(rps "$rport" "${args[@]}")")
+		fi
 	done
 	rm=$(printf '%s\n' "${r[@]}" | cut -d' ' -f1 | median)
 	em=$(printf '%s\n' "${e[@]}" | cut -d' ' -f1 | median)

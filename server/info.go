@@ -152,11 +152,7 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			ws := s.db.WriteStalls()
 			line("eddy_write_stalls", ws.Count)
 			line("eddy_write_stall_ms", ws.Total.Milliseconds())
-			stalled := 0
-			if ws.Stalled {
-				stalled = 1
-			}
-			line("eddy_write_stalled", stalled)
+			line("eddy_write_stalled", b2i(ws.Stalled))
 		case "stats":
 			section("Stats")
 			st := &s.stats

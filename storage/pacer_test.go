@@ -129,18 +129,8 @@ func TestCompactionsArePaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	value := make([]byte, 200)
-	for i := range 40_000 {
-		b := db.NewBatch()
-		// Keys that every flush overlaps stack L0 up into compactions.
-		k := binary.BigEndian.AppendUint64([]byte{tagData}, uint64(i%5000))
-		if err := b.Set(k, value); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
+	if err := <-writeOverlapping(db, 40_000); err != nil {
+		t.Fatal(err)
 	}
 	select {
 	case <-compacted:

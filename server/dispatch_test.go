@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/storage"
+	"github.com/eddy-streams/eddy/stream"
 )
 
 func TestSanitizeError(t *testing.T) {
@@ -147,7 +148,11 @@ func TestInfoSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := &Server{databases: 16, started: time.Now(), cfg: NewLiveConfig(DefaultConfig()), db: db}
+	eng, err := stream.Open(db, stream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{databases: 16, started: time.Now(), cfg: NewLiveConfig(DefaultConfig()), db: db, engine: eng}
 	s.stats.init()
 	s.blocks.init()
 	s.buildTable(commandTable())
@@ -183,9 +188,10 @@ func TestInfoSections(t *testing.T) {
 			t.Errorf("INFO server lacks %q", f)
 		}
 	}
-	// A fresh store has not stopped writes.
 	text = s.infoText(nil, infoSelect([][]byte{[]byte("persistence")}))
-	for _, f := range []string{"\r\neddy_write_stalls:0\r\n", "\r\neddy_write_stall_ms:0\r\n", "\r\neddy_write_stalled:0\r\n"} {
+	// A fresh store has not stopped writes, committed or synced any.
+	for _, f := range []string{"\r\neddy_write_stalls:0\r\n", "\r\neddy_write_stall_ms:0\r\n", "\r\neddy_write_stalled:0\r\n",
+		"\r\neddy_commit_groups:0\r\n", "\r\neddy_commit_writes:0\r\n", "\r\neddy_syncs:0\r\n", "\r\neddy_sync_writers:0\r\n", "\r\neddy_sync_usec:0\r\n"} {
 		if !strings.Contains(text, f) {
 			t.Errorf("INFO persistence lacks %q: %q", f, text)
 		}

@@ -153,6 +153,16 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			line("eddy_write_stalls", ws.Count)
 			line("eddy_write_stall_ms", ws.Total.Milliseconds())
 			line("eddy_write_stalled", b2i(ws.Stalled))
+			// Eddy's own: how concurrent writes share batches and log
+			// syncs (group commit): writes per group, writers per sync
+			// (appendfsync always) and the time a sync takes.
+			cs := s.engine.CommitStats()
+			line("eddy_commit_groups", cs.Batches)
+			line("eddy_commit_writes", cs.Writes)
+			ss := s.db.Syncs()
+			line("eddy_syncs", ss.Count)
+			line("eddy_sync_writers", ss.Writers)
+			line("eddy_sync_usec", ss.Time.Microseconds())
 		case "stats":
 			section("Stats")
 			st := &s.stats

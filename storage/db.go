@@ -592,6 +592,11 @@ type syncer struct {
 	lastEnd time.Time     // guarded by mu: when the last sync ended
 	lastDur time.Duration // guarded by mu: how long it took
 	armed   time.Time     // guarded by mu: the gathering deadline a timer is set for
+
+	// For Syncs: syncs run, the writers they answered, their length.
+	syncs   uint64        // guarded by mu
+	answers uint64        // guarded by mu
+	synced  time.Duration // guarded by mu
 }
 
 // maxGather bounds how long a sync waits for writers to come back.
@@ -626,10 +631,32 @@ func (s *syncer) wait(writers int) error {
 		s.covered = target
 		s.err = err
 		s.lastEnd, s.lastDur = end, end.Sub(start)
+		s.syncs++
+		s.answers += uint64(answers)
+		s.synced += s.lastDur
 		s.expect = answers + s.pending
 		s.cond.Broadcast()
 	}
 	return s.err
+}
+
+// SyncStats is what the store knows of the log syncs it ran for writes
+// since it was opened: with appendfsync always one per group of writers,
+// with everysec one a second at most.
+type SyncStats struct {
+	Count   uint64        // syncs run
+	Writers uint64        // writers they answered (appendfsync always)
+	Time    time.Duration // their length in all, as the writers waited it
+}
+
+// Syncs reports the log syncs the store ran for writes. Writers per sync
+// say how well concurrent writers share them; Time per sync includes
+// Pebble's hand-off to its log writer, not only the fsync.
+func (db *DB) Syncs() SyncStats {
+	s := &db.syncer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SyncStats{Count: s.syncs, Writers: s.answers, Time: s.synced}
 }
 
 // gatheringLocked reports whether the next sync should wait for more

@@ -140,6 +140,46 @@ func TestSyncerGathersReturningWriters(t *testing.T) {
 	}
 }
 
+// Syncs counts the syncs a store ran for writes, the writers they
+// answered and how long they took; with appendfsync everysec a write
+// waits for none.
+func TestSyncsCounted(t *testing.T) {
+	opts := InMemory()
+	opts.Sync = SyncAlways
+	db, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.Syncs(); got != (SyncStats{}) {
+		t.Fatalf("fresh store: %+v, want none", got)
+	}
+	for _, writers := range []int{3, 1} {
+		b := db.NewBatch()
+		if err := b.Set([]byte("k"), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if err := db.WaitDurable(writers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := db.Syncs()
+	if got.Count != 2 || got.Writers != 4 || got.Time <= 0 {
+		t.Fatalf("after syncs for 3 and 1 writers: %+v, want 2 syncs, 4 writers, some time", got)
+	}
+	db.SetSyncMode(SyncEverySec)
+	if err := db.WaitDurable(5); err != nil {
+		t.Fatal(err)
+	}
+	if after := db.Syncs(); after.Writers != got.Writers {
+		t.Fatalf("everysec: a write waited for a sync: %+v, was %+v", after, got)
+	}
+}
+
 func TestGarbageCollected(t *testing.T) {
 	db, err := Open(InMemory())
 	if err != nil {

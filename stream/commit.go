@@ -108,6 +108,20 @@ func (e *Engine) Update(fn func(tx *Tx) error) error {
 	return err
 }
 
+// CommitStats counts what the engine's group commits wrote since it was
+// opened. Updates that wrote nothing (failed, or only read) count in
+// neither.
+type CommitStats struct {
+	Batches uint64 // groups whose writes were applied, each as one batch
+	Writes  uint64 // Updates whose writes those batches carried
+}
+
+// CommitStats reports the engine's group commits: writes per batch say
+// how many concurrent writers shared each.
+func (e *Engine) CommitStats() CommitStats {
+	return CommitStats{Batches: e.batches.Load(), Writes: e.batchWrites.Load()}
+}
+
 // lead commits one group, self's request first, and answers every
 // request in it. self is first in the queue.
 func (e *Engine) lead(self *commitReq) {
@@ -148,6 +162,8 @@ func (e *Engine) lead(self *commitReq) {
 				writers++
 			}
 		}
+		e.batches.Add(1)
+		e.batchWrites.Add(uint64(writers))
 		err = e.db.WaitDurable(writers)
 	}
 	for i, r := range group {

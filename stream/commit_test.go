@@ -90,6 +90,41 @@ var errBoom = errors.New("boom")
 // A function that fails inside a group leaves nothing behind — data, key
 // counts, cached metadata, versions, changes — while the functions before
 // and after it, which see each other's writes, commit.
+// CommitStats counts applied groups and the Updates that wrote in them:
+// a failed Update, one that only read, and a group that wrote nothing
+// count in neither.
+func TestCommitStatsCountWrites(t *testing.T) {
+	e := openTestEngine(t, Options{})
+	xadd := func(tx *Tx) error {
+		_, _, err := tx.XAdd(0, []byte("s"), &XAddArgs{Auto: true, Fields: fv("f", "v")})
+		return err
+	}
+	read := func(tx *Tx) error {
+		_, err := tx.XLen(0, []byte("s"))
+		return err
+	}
+	failed := func(tx *Tx) error {
+		if err := xadd(tx); err != nil {
+			return err
+		}
+		return errBoom
+	}
+	// commitTogether's holder writes nothing: one group applied.
+	commitTogether(t, e, xadd, failed, read, xadd)
+	if got, want := e.CommitStats(), (CommitStats{Batches: 1, Writes: 2}); got != want {
+		t.Fatalf("after 2 XADDs, a failure and a read in one group: %+v, want %+v", got, want)
+	}
+	if err := e.Update(read); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Update(xadd); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.CommitStats(), (CommitStats{Batches: 2, Writes: 3}); got != want {
+		t.Fatalf("then a read and an XADD alone: %+v, want %+v", got, want)
+	}
+}
+
 func TestGroupFailureLeavesOnlyTheOthers(t *testing.T) {
 	s, c, d, k := []byte("s"), []byte("c"), []byte("d"), []byte("k")
 	fail := map[string]func(tx *Tx) error{

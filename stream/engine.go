@@ -135,6 +135,9 @@ type Engine struct {
 	// groups and grouped count the groups committed and the Updates
 	// they held.
 	groups, grouped atomic.Uint64
+	// batches and batchWrites count the groups applied and the Updates
+	// whose writes they carried (CommitStats).
+	batches, batchWrites atomic.Uint64
 	// follower is set while the engine follows a primary (replica.go).
 	follower atomic.Bool
 }

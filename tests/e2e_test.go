@@ -5,7 +5,9 @@ import (
 	"context"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -194,6 +196,61 @@ func TestMalformedRESP(t *testing.T) {
 
 // TestInfoWriteStalls reads Eddy's write-stop counters through go-redis,
 // as an operator's exporter would: a fresh server has stopped no writes.
+// With appendfsync always, concurrent XADDs share batches and syncs, and
+// INFO persistence counts both: every XADD is one write of a group and
+// one writer of a sync.
+func TestInfoCommitsAndSyncs(t *testing.T) {
+	t.Parallel()
+	e := startEddy(t)
+	c := e.Client()
+	ctx := testContext(t)
+	if err := c.ConfigSet(ctx, "appendfsync", "always").Err(); err != nil {
+		t.Fatal(err)
+	}
+	fields := func() map[string]int64 {
+		info, err := c.Info(ctx, "persistence").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, f := range []string{"eddy_commit_groups", "eddy_commit_writes", "eddy_syncs", "eddy_sync_writers", "eddy_sync_usec"} {
+			m := regexp.MustCompile(`(?m)^` + f + `:(\d+)\r?$`).FindStringSubmatch(info)
+			if m == nil {
+				t.Fatalf("INFO persistence lacks %s: %q", f, info)
+			}
+			got[f], _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		return got
+	}
+	before := fields()
+	const writers, each = 20, 10
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if err := c.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []string{"f", "v"}}).Err(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	after := fields()
+	d := func(f string) int64 { return after[f] - before[f] }
+	if d("eddy_commit_writes") != writers*each || d("eddy_sync_writers") != writers*each {
+		t.Errorf("%d XADDs: commit writes +%d, sync writers +%d, want both +%d", writers*each, d("eddy_commit_writes"), d("eddy_sync_writers"), writers*each)
+	}
+	if g := d("eddy_commit_groups"); g < 1 || g > writers*each {
+		t.Errorf("%d XADDs in %d groups", writers*each, g)
+	}
+	if n := d("eddy_syncs"); n < 1 || n > d("eddy_commit_groups") {
+		t.Errorf("%d syncs for %d groups", n, d("eddy_commit_groups"))
+	}
+}
+
 func TestInfoWriteStalls(t *testing.T) {
 	t.Parallel()
 	e := startEddy(t)

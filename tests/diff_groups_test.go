@@ -585,6 +585,9 @@ func TestDiffBlockedXReadGroup(t *testing.T) {
 	t.Parallel()
 	d := newDiffPair(t)
 	const timeout = "2000"
+	// short is the block for cases that end at the timeout. It must outlast
+	// waitBlocked on a loaded machine: at 300 ms it ran out first in CI.
+	const short = "1000"
 	cases := []struct {
 		name    string
 		setup   []string
@@ -607,15 +610,15 @@ func TestDiffBlockedXReadGroup(t *testing.T) {
 		{"rename in without group", nil, nil, []string{"XADD s2 5-0 a b", "RENAME s2 s"}},
 		{"expired", nil, nil, []string{"PEXPIRE s 1"}},
 		{"xadd then xdel", nil, nil, []string{"MULTI", "XADD s 1-0 f v", "XDEL s 1-0", "EXEC"}},
-		{"destroy and create", nil, []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "300", "STREAMS", "s", ">"},
+		{"destroy and create", nil, []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", short, "STREAMS", "s", ">"},
 			[]string{"MULTI", "XGROUP DESTROY s g", "XGROUP CREATE s g $", "EXEC"}},
-		{"xsetid", nil, []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "300", "STREAMS", "s", ">"},
+		{"xsetid", nil, []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", short, "STREAMS", "s", ">"},
 			[]string{"XSETID s 5-0"}},
-		{"setid and delconsumer do not wake", nil, []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "300", "STREAMS", "s", ">"},
+		{"setid and delconsumer do not wake", nil, []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", short, "STREAMS", "s", ">"},
 			[]string{"XGROUP SETID s g 0", "XGROUP DELCONSUMER s g c", "XADD other 1-0 f v"}},
 		{"tail deleted, xdel does not wake",
 			[]string{"XADD s 1-0 f v", "XADD s 2-0 f v", "XDEL s 2-0", "XREADGROUP GROUP g x STREAMS s >", "XGROUP SETID s g 1-0"},
-			[]string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "300", "STREAMS", "s", ">"},
+			[]string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", short, "STREAMS", "s", ">"},
 			[]string{"XDEL s 1-0", "PEXPIRE s 100000"}},
 		{"second key", nil, []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", timeout, "STREAMS", "t", "s", ">", ">"},
 			[]string{"XADD s 1-0 f v"}},

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // groupSetup is a stream s with entries 1-0..5-0 and a group g at 0.
@@ -647,7 +649,7 @@ func TestDiffBlockedXReadGroup(t *testing.T) {
 				if err := reader.Send(block...); err != nil {
 					t.Fatal(err)
 				}
-				waitBlocked(t, p.Client(), 1)
+				waitBlockedReader(t, p.Client(), reader, side)
 				for _, line := range c.trigger {
 					args, _ := splitArgs(line)
 					if _, err := ctl.Do(args...); err != nil {
@@ -665,6 +667,25 @@ func TestDiffBlockedXReadGroup(t *testing.T) {
 				t.Errorf("blocked XREADGROUP after %q:\nredis: %q\neddy:  %q", c.trigger, got[0], got[1])
 			}
 		})
+	}
+}
+
+// waitBlockedReader waits for reader to be the one blocked client, and if
+// it never is, fails with what the reader was sent instead.
+func waitBlockedReader(t *testing.T, c *redis.Client, reader *rawConn, side int) {
+	t.Helper()
+	ctx := testContext(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := blockedClients(ctx, c)
+		if err == nil && n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			got, rerr := reader.ReadTimeout(time.Second)
+			t.Fatalf("side %d: blocked_clients:%d (%v) after 10s; the reader got %q (%v)", side, n, err, got, rerr)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

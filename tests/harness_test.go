@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // The suite's configuration, fixed by TestMain before any test runs and
@@ -185,8 +186,15 @@ func (p *serverProc) Dir() string { return p.dir }
 func (p *serverProc) Client() *redis.Client {
 	var d net.Dialer
 	c := redis.NewClient(&redis.Options{
-		Addr:     "eddy", // unused: the dialer asks p
+		// The dialer asks p, but Addr must still be an address: go-redis
+		// resolves a host name in NewClient (to classify the endpoint for
+		// maintenance notifications), and a placeholder name stalled
+		// each client for the resolver's 2 s timeout where DNS is slow.
+		Addr:     p.Addr(),
 		Protocol: 2,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
 		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, p.Addr())
 		},

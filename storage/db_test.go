@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 func TestRefusesUnknownFormat(t *testing.T) {
@@ -50,6 +52,33 @@ func TestReopenKeepsData(t *testing.T) {
 	v, ok, err := db.Get([]byte{tagMeta, 1})
 	if err != nil || !ok || string(v) != "v" {
 		t.Fatalf("got %q %v %v", v, ok, err)
+	}
+}
+
+// Close leaves everything in tables, so the next Open has no log to
+// replay: a read-only Pebble, which replays the log without flushing it,
+// finds the write in a table.
+func TestCloseLeavesNoLogToReplay(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	b.Set([]byte{tagMeta, 1}, []byte("v"))
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := pebble.Open(dir, &pebble.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if n := ro.Metrics().Total().TablesCount; n == 0 {
+		t.Errorf("no tables after Close: the write is only in the log")
 	}
 }
 

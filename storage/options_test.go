@@ -13,8 +13,8 @@ func TestPebbleOptions(t *testing.T) {
 	cache := pebble.NewCache(1 << 20)
 	defer cache.Unref()
 	po := pebbleOptions(InMemory(), cache, newWriteStalls())
-	if po.MemTableSize != 4<<20 || po.MemTableStopWritesThreshold != 2 {
-		t.Errorf("memtables %d x %d, want 4 MB x 2", po.MemTableSize, po.MemTableStopWritesThreshold)
+	if po.MemTableSize != 8<<20 || po.MemTableStopWritesThreshold != 2 {
+		t.Errorf("memtables %d x %d, want 8 MB x 2", po.MemTableSize, po.MemTableStopWritesThreshold)
 	}
 	if po.L0CompactionThreshold != 4 || po.L0StopWritesThreshold != 12 {
 		t.Errorf("L0 thresholds %d/%d, want 4/12", po.L0CompactionThreshold, po.L0StopWritesThreshold)

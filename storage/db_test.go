@@ -12,21 +12,27 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-func TestRefusesUnknownFormat(t *testing.T) {
-	dir := t.TempDir()
-	db, err := Open(Options{Dir: dir})
+// writeAndClose opens a store in dir, commits one Set and closes it.
+func writeAndClose(t *testing.T, opts Options, key, value []byte) {
+	t.Helper()
+	db, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := db.NewBatch()
-	b.Set(storeKey(recordFormat), []byte("99"))
+	b.Set(key, value)
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(Options{Dir: dir})
+}
+
+func TestRefusesUnknownFormat(t *testing.T) {
+	dir := t.TempDir()
+	writeAndClose(t, Options{Dir: dir}, storeKey(recordFormat), []byte("99"))
+	_, err := Open(Options{Dir: dir})
 	if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), `"99"`) {
 		t.Fatalf("want ErrUnknownFormat naming the format, got %v", err)
 	}
@@ -34,17 +40,8 @@ func TestRefusesUnknownFormat(t *testing.T) {
 
 func TestReopenKeepsData(t *testing.T) {
 	dir := t.TempDir()
-	db, err := Open(Options{Dir: dir, Sync: SyncAlways})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := db.NewBatch()
-	b.Set([]byte{tagMeta, 1}, []byte("v"))
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	db, err = Open(Options{Dir: dir})
+	writeAndClose(t, Options{Dir: dir, Sync: SyncAlways}, []byte{tagMeta, 1}, []byte("v"))
+	db, err := Open(Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,18 +57,7 @@ func TestReopenKeepsData(t *testing.T) {
 // finds the write in a table.
 func TestCloseLeavesNoLogToReplay(t *testing.T) {
 	dir := t.TempDir()
-	db, err := Open(Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := db.NewBatch()
-	b.Set([]byte{tagMeta, 1}, []byte("v"))
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeAndClose(t, Options{Dir: dir}, []byte{tagMeta, 1}, []byte("v"))
 	ro, err := pebble.Open(dir, &pebble.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ import (
 // exported, so compactionPacer also does what it does: it grants as many
 // compactions as the DB allows without permission, on request, when one
 // ends, and every 100 ms. Flushes do not go through a scheduler and are not
-// paced; they are short (4 MB memtables).
+// paced; they are short (8 MB memtables).
 type compactionPacer struct {
 	work  time.Duration // compaction time between looks
 	pause time.Duration // sleep when goroutines wait for a slot

@@ -87,7 +87,8 @@ type DB struct {
 	gcMu     sync.Mutex
 	gcPaused int // guarded by gcMu: open PauseGC calls
 
-	stalls *writeStalls // Pebble's write stops, for WriteStalls
+	stalls  *writeStalls   // Pebble's write stops, for WriteStalls
+	targets *appendTargets // streams whose entries end a table (targets.go)
 }
 
 // InMemory returns Options for a store kept in memory, for tests.
@@ -111,19 +112,21 @@ func Open(opts Options) (*DB, error) {
 	}
 	cache := pebble.NewCache(max(opts.CacheSize, 1<<20))
 	stalls := newWriteStalls()
-	pdb, err := pebble.Open(opts.Dir, pebbleOptions(opts, cache, stalls))
+	targets := &appendTargets{}
+	pdb, err := pebble.Open(opts.Dir, pebbleOptions(opts, cache, stalls, targets))
 	if err != nil {
 		cache.Unref()
 		return nil, err
 	}
 	db := &DB{
-		pdb:    pdb,
-		cache:  cache,
-		logger: opts.Logger,
-		mode:   opts.Sync,
-		dirty:  make(chan struct{}, 1),
-		gcKick: make(chan struct{}, 1),
-		stalls: stalls,
+		pdb:     pdb,
+		cache:   cache,
+		logger:  opts.Logger,
+		mode:    opts.Sync,
+		dirty:   make(chan struct{}, 1),
+		gcKick:  make(chan struct{}, 1),
+		stalls:  stalls,
+		targets: targets,
 	}
 	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
 	if err := db.initFormat(); err != nil {
@@ -141,7 +144,7 @@ func Open(opts Options) (*DB, error) {
 }
 
 // pebbleOptions returns the Pebble options of a store, reporting write
-// stops to stalls; opts.tune, set only by the tuning benchmarks and
+// stops to stalls and splitting tables around targets; opts.tune, set only by the tuning benchmarks and
 // tests, may change them.
 //
 // The settings are for Eddy's workload: entries appended at the end of
@@ -153,7 +156,7 @@ func Open(opts Options) (*DB, error) {
 // the data as 64 MB is to 10M entries; CGO_ENABLED=0 as the binary is
 // built; 2 shared CPUs, medians of 6 runs). Redis 7.0's dump.rdb of the
 // same entries takes 25.5 bytes per entry.
-func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) *pebble.Options {
+func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targets *appendTargets) *pebble.Options {
 	po := &pebble.Options{
 		FS:                 opts.FS,
 		Cache:              cache,
@@ -162,8 +165,10 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) *pebb
 
 		// 8 MB memtables, at most 2 before writes stall. Every flush of
 		// appends to a stream is merged with the table at the stream's
-		// tail (its metadata record and nodes sort after the entries),
-		// so fewer, larger flushes rewrite less: with 8 MB, 500k XADDs
+		// tail (its metadata record and nodes sort after the entries;
+		// measured before the span policy of targets.go kept the new
+		// entries out of that merge), so fewer, larger flushes rewrite
+		// less: with 8 MB, 500k XADDs
 		// with -P 16 took 2.1-2.2 s of server CPU against 2.5-2.8 s
 		// with 4 MB, and two servers run side by side, rounds
 		// alternating, did 206k against 159k XADD/s (medians of 8
@@ -239,31 +244,35 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) *pebb
 		// the table bounds, and changing the comparer would make existing
 		// stores unreadable.
 		l.FilterPolicy = pebble.NoFilterPolicy
-		// Compression by level. The bottom levels hold ~99% of an
-		// append-mostly store and are rarely rewritten: zstd level 1
+		// Compression by level. Most of an append-mostly store sits in
+		// the bottom level and is rarely rewritten: zstd level 1
 		// (Pebble's Balanced profile) there, 22.8 bytes/entry, 0.90x
 		// Redis's RDB, where Snappy everywhere (Pebble's default) takes
 		// 31.6 (1.24x) and MinLZ 29.6 (1.16x). Zstd level 3 saved 4% more
-		// (22.0) but compacted ~1.7x slower. The levels above are
-		// rewritten soon, so they get the fastest algorithm (MinLZ on
-		// amd64, Snappy on arm64). Load time per entry did not change
-		// (7.2 µs both, p=1.0); full compactions took 2.5x longer. The
-		// price is in reads of old data that miss the block cache:
-		// Pebble's pure-Go zstd allocates a decoder per block (48 KB and
-		// 42 allocs per cold XRANGE COUNT 10 against 12 KB and 19), the
+		// (22.0) but compacted ~1.7x slower. Flushes get the fastest
+		// algorithm (MinLZ on amd64, Snappy on arm64). The price of zstd
+		// is in reads of old data that miss the block cache: Pebble's
+		// pure-Go zstd allocates a decoder per block (48 KB and 42
+		// allocs per cold XRANGE COUNT 10 against 12 KB and 19), the
 		// median latency moved within the noise (87 vs 90 µs, p=0.3; 73
 		// vs 40 µs in another session) and p99 tripled (1.1 ms vs 0.3
 		// ms). Cached and recent data read as before.
 		//
-		// Since the base level is small (LBaseMaxBytes above), only the
-		// bottom level gets zstd: the level above it is now where
-		// consumer-group churn is compacted, and compressing those
-		// rewrites with pure-Go zstd cost 6% of XREADGROUP+XACK's
-		// throughput (bench/groupbench: 77.2k against 72.5k acked
-		// entries/s, medians of four alternating runs). A fully
-		// compacted store is all bottom level, so its size is unchanged.
+		// Every level below L0 gets zstd, not only the bottom one,
+		// because an append target's entries (targets.go) now reach the
+		// bottom by moves, which keep the compression a table was
+		// written with: with MinLZ above the bottom, 1M entries loaded
+		// through the engine took 30.8 bytes/entry after a full
+		// compaction, with zstd 24.6 (22.8 before the split; moved
+		// tables keep their sequence numbers). The records that churn
+		// (consumer-group PELs, tail nodes, metadata) are written with
+		// the fastest algorithm at every level by the span policy:
+		// compressing those rewrites with pure-Go zstd once cost 6% of
+		// XREADGROUP+XACK's throughput (bench/groupbench: 77.2k against
+		// 72.5k acked entries/s); with the split, groupbench's
+		// throughput was unchanged (0.99, the two builds side by side).
 		profile := sstable.FastestCompression
-		if i == len(po.Levels)-1 {
+		if i > 0 {
 			profile = sstable.BalancedCompression
 		}
 		l.Compression = func() *sstable.CompressionProfile { return profile }
@@ -275,7 +284,7 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) *pebb
 	// from the base level down, so 64 MB at the bottom of a large store).
 	// Every XADD rewrites its stream's metadata record and tail node,
 	// which sort after the stream's entries, so each flush overlaps the
-	// table holding the stream's end, and compacting it rewrites that
+	// table holding the stream's end (before targets.go split them off), and compacting it rewrites that
 	// whole table: the larger the table, the more each flush costs. With
 	// 2 MB tables, loading 3M entries with XADD -P 16 spent 5.3-6.3 s in
 	// compactions against 10.3-10.8 s, the server 14.2-17.3 s of CPU
@@ -290,6 +299,8 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) *pebb
 	for i := range po.TargetFileSizes {
 		po.TargetFileSizes[i] = 2 << 20
 	}
+	// Tables end where an append target's entries do (targets.go).
+	po.Experimental.SpanPolicyFunc = targets.spanPolicy
 	// Compactions pause while goroutines wait for a CPU (pacer.go).
 	po.Experimental.CompactionScheduler = newCompactionPacer()
 	if opts.tune != nil {

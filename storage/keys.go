@@ -286,7 +286,11 @@ func DecodeIDValue(v []byte) (ms, seq uint64, err error) {
 // KindBounds returns [lower, upper) covering every record of one kind under
 // one version of a key.
 func KindBounds(db int, key []byte, version uint64, kind Kind) (lower, upper []byte) {
-	p := AppendVersionPrefix(nil, db, key, version)
+	return kindBoundsOf(AppendVersionPrefix(nil, db, key, version), kind)
+}
+
+// kindBoundsOf is KindBounds for the version prefix p, which it keeps.
+func kindBoundsOf(p []byte, kind Kind) (lower, upper []byte) {
 	lower = append(append([]byte(nil), p...), byte(kind))
 	upper = append(p, byte(kind)+1)
 	return lower, upper

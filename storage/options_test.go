@@ -12,7 +12,7 @@ import (
 func TestPebbleOptions(t *testing.T) {
 	cache := pebble.NewCache(1 << 20)
 	defer cache.Unref()
-	po := pebbleOptions(InMemory(), cache, newWriteStalls())
+	po := pebbleOptions(InMemory(), cache, newWriteStalls(), &appendTargets{})
 	if po.MemTableSize != 8<<20 || po.MemTableStopWritesThreshold != 2 {
 		t.Errorf("memtables %d x %d, want 8 MB x 2", po.MemTableSize, po.MemTableStopWritesThreshold)
 	}
@@ -30,13 +30,16 @@ func TestPebbleOptions(t *testing.T) {
 	if lo, hi := po.CompactionConcurrencyRange(); lo != 1 || hi < 2 {
 		t.Errorf("compaction concurrency %d-%d, want 1 and at least 2", lo, hi)
 	}
+	if po.Experimental.SpanPolicyFunc == nil {
+		t.Error("no span policy: append targets' entries share tables with their other records")
+	}
 	if n := po.Experimental.L0CompactionConcurrency; n != 4 {
 		t.Errorf("L0CompactionConcurrency %d, want 4", n)
 	}
 	for i, l := range po.Levels {
-		want := sstable.FastestCompression
-		if i == len(po.Levels)-1 {
-			want = sstable.BalancedCompression
+		want := sstable.BalancedCompression
+		if i == 0 {
+			want = sstable.FastestCompression
 		}
 		if got := l.Compression(); got != want {
 			t.Errorf("L%d compression %s, want %s", i, got.Name, want.Name)
@@ -49,7 +52,7 @@ func TestPebbleOptions(t *testing.T) {
 		}
 	}
 
-	tuned := pebbleOptions(WithTuning(InMemory(), func(o *pebble.Options) { o.MemTableSize = 1 << 20 }), cache, newWriteStalls())
+	tuned := pebbleOptions(WithTuning(InMemory(), func(o *pebble.Options) { o.MemTableSize = 1 << 20 }), cache, newWriteStalls(), &appendTargets{})
 	if tuned.MemTableSize != 1<<20 {
 		t.Errorf("tuning hook not applied: memtable %d", tuned.MemTableSize)
 	}

@@ -134,14 +134,7 @@ func TestCommitStatsCountWrites(t *testing.T) {
 func TestAlwaysUpdatesSurviveCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	opts := storage.Options{Dir: "db", FS: fs, CacheSize: 8 << 20, Sync: storage.SyncAlways}
-	db, err := storage.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := Open(db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, e := openStoreEngine(t, opts)
 	const writers, each = 20, 10
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -165,16 +158,14 @@ func TestAlwaysUpdatesSurviveCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts.FS = crashed
-	db, err = storage.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, e = openStoreEngine(t, opts)
 	defer db.Close()
-	if e, err = Open(db, Options{}); err != nil {
-		t.Fatal(err)
-	}
 	var n int64
-	mustView(t, e, func(tx *Tx) error { n, err = tx.XLen(0, []byte("s")); return err })
+	mustView(t, e, func(tx *Tx) error {
+		var err error
+		n, err = tx.XLen(0, []byte("s"))
+		return err
+	})
 	if n != writers*each {
 		t.Fatalf("after the crash the stream holds %d of the %d acknowledged entries", n, writers*each)
 	}

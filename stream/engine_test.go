@@ -22,6 +22,22 @@ func openTestEngine(t *testing.T, opts Options) *Engine {
 	return e
 }
 
+// openStoreEngine opens the store opts describes and an Engine on it;
+// tests that reopen a store, as a restart would, close the store.
+func openStoreEngine(t *testing.T, opts storage.Options) (*storage.DB, *Engine) {
+	t.Helper()
+	db, err := storage.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(db, Options{})
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	return db, e
+}
+
 func fv(s ...string) [][]byte {
 	out := make([][]byte, len(s))
 	for i, x := range s {
@@ -138,4 +154,61 @@ func TestDeletedStreamIsGoneAndRecreated(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A stream becomes an append target of the store when its appends reach
+// a multiple of appendTargetEvery, and again when its metadata is loaded
+// after a restart; a short stream never does.
+func TestLongStreamsAreAppendTargets(t *testing.T) {
+	opts := storage.InMemory()
+	db, e := openStoreEngine(t, opts)
+	add := func(key string, n int) {
+		t.Helper()
+		err := e.Update(func(tx *Tx) error {
+			for range n {
+				if _, _, err := tx.XAdd(0, []byte(key), &XAddArgs{Auto: true, Fields: fv("f", "v")}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	isTarget := func(key string) bool {
+		t.Helper()
+		var version uint64
+		err := e.View(func(tx *Tx) error {
+			km, ok, err := tx.lookupMeta(0, []byte(key))
+			if !ok {
+				return fmt.Errorf("%s: no such key", key)
+			}
+			version = km.meta.Version
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db.IsAppendTarget(0, []byte(key), version)
+	}
+
+	add("long", appendTargetEvery-1)
+	add("short", 10)
+	if isTarget("long") || isTarget("short") {
+		t.Fatalf("marked before %d appends", appendTargetEvery)
+	}
+	add("long", 1)
+	if !isTarget("long") {
+		t.Fatalf("not marked after %d appends", appendTargetEvery)
+	}
+
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, e = openStoreEngine(t, opts)
+	defer db.Close()
+	if !isTarget("long") || isTarget("short") {
+		t.Errorf("after a restart: long marked %v, short %v; want true, false", isTarget("long"), isTarget("short"))
+	}
 }

@@ -226,6 +226,9 @@ func (tx *Tx) readMeta(db int, key []byte) (keyMeta, bool, error) {
 		c.mu.Lock()
 		c.put(db, key, &km)
 		c.mu.Unlock()
+		if km.sm.Length >= appendTargetEvery {
+			tx.e.db.MarkAppendTarget(db, key, m.Version)
+		}
 	}
 	return km, true, nil
 }

@@ -74,6 +74,14 @@ func nextID(last ID, a *XAddArgs, now uint64) (ID, error) {
 	return a.ID, nil
 }
 
+// appendTargetEvery is how many appends make a stream an append target of
+// the store (storage.DB.MarkAppendTarget): a stream is marked at every
+// multiple of it, and when a stream at least this long is read from the
+// store into the metadata cache (as after a restart). Its entries are then
+// tables of their own, so streams much shorter than a table (~2 MB, ~30k
+// entries) are left alone.
+const appendTargetEvery = 4096
+
 // appendEntry writes the entry and its place in the node model. The tail
 // node comes from memory when the stream's ref carries it, else from its
 // record; either way the ref carries the updated node on to save.
@@ -140,6 +148,9 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 	s.sm.Bytes += msgBytes(s.key, fv)
 	s.sm.Length++
 	s.sm.EntriesAdded++
+	if s.sm.EntriesAdded%appendTargetEvery == 0 {
+		tx.e.db.MarkAppendTarget(s.db, s.key, s.meta.Version)
+	}
 	s.sm.Seq = seq
 	s.sm.Last = id
 	if s.sm.Length == 1 {

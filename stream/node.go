@@ -3,7 +3,6 @@ package stream
 import (
 	"encoding/binary"
 	"errors"
-	"strconv"
 )
 
 // This file models the listpack nodes Redis 7.0 keeps a stream in. Eddy
@@ -377,26 +376,37 @@ func lpStrElemSize(s []byte) int64 {
 
 // lpStringToInt64 accepts exactly the strings listpack turns into integers:
 // an optional '-', no leading zeros (except "0" itself, and never "-0"), no
-// '+' or spaces, within int64. Those are the strings that print back the
-// same, so a round trip through strconv decides it.
+// '+' or spaces, within int64: the strings that print back the same.
+// XADD sizes every field and value here, so it parses by hand rather than
+// through strconv and a round trip (FuzzLpStringToInt64 holds the two
+// equal).
 func lpStringToInt64(s []byte) (int64, bool) {
 	if len(s) == 0 || len(s) > 20 {
 		return 0, false
 	}
-	// Reject what cannot be a number before strconv, whose error for a
-	// non-number allocates (XADD sizes every field and value here).
-	for i, c := range s {
-		if (c < '0' || c > '9') && (i > 0 || c != '-') {
+	neg := s[0] == '-'
+	d := s
+	if neg {
+		d = s[1:]
+	}
+	if len(d) == 0 || (d[0] == '0' && (len(d) > 1 || neg)) {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range d {
+		if c < '0' || c > '9' {
 			return 0, false
 		}
+		if u > (1<<63)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
 	}
-	v, err := strconv.ParseInt(string(s), 10, 64)
-	if err != nil {
-		return 0, false
+	switch {
+	case neg && u <= 1<<63:
+		return int64(-u), true
+	case !neg && u < 1<<63:
+		return int64(u), true
 	}
-	var buf [20]byte
-	if string(strconv.AppendInt(buf[:0], v, 10)) != string(s) {
-		return 0, false
-	}
-	return v, true
+	return 0, false
 }

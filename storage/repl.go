@@ -92,9 +92,9 @@ const (
 	ReprOther
 )
 
-// ReprRecords calls fn for each record of repr, in order. Key and End
-// alias repr.
-func ReprRecords(repr []byte, fn func(op ReprOp, key, end []byte)) error {
+// ReprRecords calls fn for each record of repr, in order, with the value
+// of a Set and the end of a DeleteRange in val. Key and val alias repr.
+func ReprRecords(repr []byte, fn func(op ReprOp, key, val []byte)) error {
 	if len(repr) < batchrepr.HeaderLen {
 		return ErrBadRepr
 	}
@@ -109,7 +109,7 @@ func ReprRecords(repr []byte, fn func(op ReprOp, key, end []byte)) error {
 		}
 		switch kind {
 		case pebble.InternalKeyKindSet:
-			fn(ReprSet, ukey, nil)
+			fn(ReprSet, ukey, value)
 		case pebble.InternalKeyKindDelete, pebble.InternalKeyKindSingleDelete, pebble.InternalKeyKindDeleteSized:
 			fn(ReprDelete, ukey, nil)
 		case pebble.InternalKeyKindRangeDelete:

@@ -124,7 +124,8 @@ func (t *appendTargets) spanPolicy(start []byte) (pebble.SpanPolicy, []byte, err
 // MarkAppendTarget tells the store that version of stream key in database
 // dbi takes many appends, so that tables end where its entries do (see
 // Append targets). The stream engine calls it every few thousand appends
-// to a stream and when it loads a long stream's metadata; marking a
+// to a stream, when it loads a long stream's metadata and, on a replica,
+// when a primary's batch writes a long stream's metadata; marking a
 // stream that has since been deleted only costs a table boundary.
 func (db *DB) MarkAppendTarget(dbi int, key []byte, version uint64) {
 	db.targets.mark(AppendVersionPrefix(nil, dbi, key, version))

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -210,5 +211,52 @@ func TestLongStreamsAreAppendTargets(t *testing.T) {
 	defer db.Close()
 	if !isTarget("long") || isTarget("short") {
 		t.Errorf("after a restart: long marked %v, short %v; want true, false", isTarget("long"), isTarget("short"))
+	}
+}
+
+// A replica applies its primary's batches without running XADD: a long
+// stream they write is marked from its metadata record. (Nothing reads
+// the replica here, so the mark on a metadata cache load cannot stand in.)
+func TestReplicatedLongStreamsAreAppendTargets(t *testing.T) {
+	var batches [][]byte
+	primary := openTestEngine(t, Options{OnApply: func(repr []byte, _ []Change) {
+		batches = append(batches, bytes.Clone(repr))
+	}})
+	replicaDB, replica := openStoreEngine(t, storage.InMemory())
+	defer replicaDB.Close()
+	version := func(key string) uint64 {
+		t.Helper()
+		var m storage.Meta
+		mustView(t, primary, func(tx *Tx) error {
+			var err error
+			m, _, err = tx.lookup(0, []byte(key))
+			return err
+		})
+		return m.Version
+	}
+	for i, n := range []int{appendTargetEvery - 1, 1} {
+		err := primary.Update(func(tx *Tx) error {
+			for range n {
+				if _, _, err := tx.XAdd(0, []byte("long"), &XAddArgs{Auto: true, Fields: fv("f", "v")}); err != nil {
+					return err
+				}
+			}
+			_, _, err := tx.XAdd(0, []byte("short"), &XAddArgs{Auto: true, Fields: fv("f", "v")})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batches) != i+1 {
+			t.Fatalf("%d batches after %d updates", len(batches), i+1)
+		}
+		if err := replica.ApplyReplicated(batches[i], nil, nil, nil); err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		long := replicaDB.IsAppendTarget(0, []byte("long"), version("long"))
+		short := replicaDB.IsAppendTarget(0, []byte("short"), version("short"))
+		if wantLong := i == 1; long != wantLong || short {
+			t.Errorf("after batch %d: long marked %v, short %v; want %v, false", i, long, short, wantLong)
+		}
 	}
 }

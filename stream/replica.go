@@ -69,17 +69,22 @@ func (e *Engine) ApplyReplicated(repr, state []byte, changes []Change, logged fu
 // written. Engine.mu is held exclusively.
 func (e *Engine) invalidateLocked(repr []byte) error {
 	var counts, versions, groups, all bool
-	err := storage.ReprRecords(repr, func(op storage.ReprOp, key, _ []byte) {
+	err := storage.ReprRecords(repr, func(op storage.ReprOp, key, val []byte) {
 		if op == storage.ReprDeleteRange || op == storage.ReprOther {
 			all = true
 			return
 		}
 		switch storage.ClassifyKey(key) {
 		case storage.ClassMeta:
+			db, k, err := storage.DecodeMetaKey(key)
+			if err != nil {
+				break
+			}
 			if e.cache != nil && !all {
-				if db, k, err := storage.DecodeMetaKey(key); err == nil {
-					e.cache.remove(db, k)
-				}
+				e.cache.remove(db, k)
+			}
+			if op == storage.ReprSet {
+				e.markIfLong(db, k, val)
 			}
 		case storage.ClassGroup:
 			groups = true
@@ -104,6 +109,19 @@ func (e *Engine) invalidateLocked(repr []byte) error {
 		return e.loadVersionsLocked()
 	}
 	return nil
+}
+
+// markIfLong marks a stream whose metadata record a primary's batch wrote
+// as an append target of the store when it is long (xadd.go): a replica
+// runs no XADD of its own to mark it.
+func (e *Engine) markIfLong(db int, key, meta []byte) {
+	m, err := storage.DecodeMeta(meta)
+	if err != nil || m.Type != storage.TypeStream {
+		return
+	}
+	if sm, err := decodeStreamMeta(m.Body); err == nil && sm.Length >= appendTargetEvery {
+		e.db.MarkAppendTarget(db, key, m.Version)
+	}
 }
 
 // reloadLocked forgets every cached record and reloads the key counts and

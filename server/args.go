@@ -1,6 +1,6 @@
 package server
 
-import "math"
+import "github.com/eddy-streams/eddy/stream"
 
 // Argument helpers every handler and the CONFIG code share, so that one
 // rule holds everywhere: keywords and names compare as Redis's strcasecmp
@@ -59,47 +59,9 @@ func lower(b []byte) string {
 	return string(b)
 }
 
-// parseRedisInt accepts exactly what Redis's string2ll accepts: an
-// optional '-', then decimal digits without a leading zero ("0" alone is
-// fine, "-0", "+1", " 1" and "01" are not), within int64.
-func parseRedisInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	neg := b[0] == '-'
-	digits := b
-	if neg {
-		digits = b[1:]
-	}
-	if len(digits) == 0 || digits[0] < '1' || digits[0] > '9' {
-		// "0" is the only number that starts with a zero.
-		if len(b) == 1 && b[0] == '0' {
-			return 0, true
-		}
-		return 0, false
-	}
-	var v uint64
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return int64(-v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
+// parseRedisInt accepts exactly what Redis's string2ll accepts
+// (stream.ParseInt).
+func parseRedisInt(b []byte) (int64, bool) { return stream.ParseInt(b) }
 
 // parseTimeoutMs parses a timeout in milliseconds as Redis's
 // getTimeoutFromObjectOrReply does (BLOCK, WAIT): errText is the reply for

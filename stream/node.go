@@ -3,6 +3,7 @@ package stream
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 )
 
 // This file models the listpack nodes Redis 7.0 keeps a stream in. Eddy
@@ -359,7 +360,7 @@ func lpIntElemSize(v int64) int64 {
 // lpStrElemSize is the full element size of s, which listpack stores as an
 // integer when s is the canonical decimal form of an int64.
 func lpStrElemSize(s []byte) int64 {
-	if v, ok := lpStringToInt64(s); ok {
+	if v, ok := ParseInt(s); ok {
 		return lpIntElemSize(v)
 	}
 	var e int64
@@ -374,39 +375,47 @@ func lpStrElemSize(s []byte) int64 {
 	return e + lpBacklenSize(e)
 }
 
-// lpStringToInt64 accepts exactly the strings listpack turns into integers:
-// an optional '-', no leading zeros (except "0" itself, and never "-0"), no
-// '+' or spaces, within int64: the strings that print back the same.
-// XADD sizes every field and value here, so it parses by hand rather than
-// through strconv and a round trip (FuzzLpStringToInt64 holds the two
-// equal).
-func lpStringToInt64(s []byte) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
+// ParseInt accepts exactly what Redis's string2ll accepts: an optional
+// '-', then decimal digits without a leading zero ("0" alone is fine,
+// "-0", "+1", " 1" and "01" are not), within int64. These are also the
+// strings a listpack stores as integers: those that print back the same.
+// XADD sizes every field and value with it, so it parses by hand
+// (FuzzParseInt holds it to strconv).
+func ParseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
-	neg := s[0] == '-'
-	d := s
+	neg := b[0] == '-'
+	digits := b
 	if neg {
-		d = s[1:]
+		digits = b[1:]
 	}
-	if len(d) == 0 || (d[0] == '0' && (len(d) > 1 || neg)) {
+	if len(digits) == 0 || digits[0] < '1' || digits[0] > '9' {
+		// "0" is the only number that starts with a zero.
+		if len(b) == 1 && b[0] == '0' {
+			return 0, true
+		}
 		return 0, false
 	}
-	var u uint64
-	for _, c := range d {
+	var v uint64
+	for _, c := range digits {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		if u > (1<<63)/10 {
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
 			return 0, false
 		}
-		u = u*10 + uint64(c-'0')
+		v = v*10 + d
 	}
-	switch {
-	case neg && u <= 1<<63:
-		return int64(-u), true
-	case !neg && u < 1<<63:
-		return int64(u), true
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return int64(-v), true
 	}
-	return 0, false
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
 }

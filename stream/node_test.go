@@ -28,7 +28,7 @@ func bs(ss ...string) [][]byte {
 	return out
 }
 
-func TestLpStringToInt64(t *testing.T) {
+func TestParseInt(t *testing.T) {
 	tests := []struct {
 		in   string
 		want int64
@@ -54,16 +54,16 @@ func TestLpStringToInt64(t *testing.T) {
 		{"12a", 0, false},
 	}
 	for _, tc := range tests {
-		got, ok := lpStringToInt64([]byte(tc.in))
+		got, ok := ParseInt([]byte(tc.in))
 		if ok != tc.ok || got != tc.want {
-			t.Errorf("lpStringToInt64(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("ParseInt(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 }
 
-// FuzzLpStringToInt64 holds the hand parser to the definition: the
+// FuzzParseInt holds the hand parser to the definition: the
 // strings that strconv parses as an int64 and prints back the same.
-func FuzzLpStringToInt64(f *testing.F) {
+func FuzzParseInt(f *testing.F) {
 	for _, s := range []string{"0", "-0", "01", "-1", "9223372036854775807", "-9223372036854775808",
 		"9223372036854775808", "18446744073709551616", "99999999999999999999", "-", "+1", "1a"} {
 		f.Add(s)
@@ -74,9 +74,9 @@ func FuzzLpStringToInt64(f *testing.F) {
 		if !wantOK {
 			want = 0
 		}
-		got, ok := lpStringToInt64([]byte(s))
+		got, ok := ParseInt([]byte(s))
 		if got != want || ok != wantOK {
-			t.Errorf("lpStringToInt64(%q) = %d, %v; want %d, %v", s, got, ok, want, wantOK)
+			t.Errorf("ParseInt(%q) = %d, %v; want %d, %v", s, got, ok, want, wantOK)
 		}
 	})
 }

@@ -31,6 +31,7 @@ type Config struct {
 	StreamNodeMaxEntries int64
 	StreamNodeMaxBytes   int64
 	CacheSize            int64 // Pebble block cache, bytes
+	MetaCacheKeys        int   // keys whose metadata the stream engine keeps decoded; 0 = none
 	LogLevel             string
 	ProtoMaxBulkLen      int64
 	Timeout              int // idle client timeout, seconds; 0 = never
@@ -121,6 +122,9 @@ var configTable = []configDirectiveSpec{
 	{name: "cache-size", def: "64mb", immutable: true,
 		usage: "Pebble block cache size (eddy only)",
 		value: configMemory(0, math.MaxInt64, func(c *Config) *int64 { return &c.CacheSize })},
+	{name: "meta-cache-keys", def: "10000", immutable: true,
+		usage: "keys whose metadata is kept in memory, ~500 bytes each; 0 = none (eddy only)",
+		value: configInt(0, maxInt32, func(c *Config) *int { return &c.MetaCacheKeys })},
 	{name: "loglevel", def: "notice",
 		usage: "debug, verbose, notice or warning",
 		value: configEnum([]string{"debug", "verbose", "notice", "warning"}, func(c *Config) *string { return &c.LogLevel })},

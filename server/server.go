@@ -119,7 +119,12 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	metaCacheKeys := cfg.MetaCacheKeys
+	if metaCacheKeys == 0 {
+		metaCacheKeys = -1 // stream.Options: negative turns the cache off
+	}
 	eng, err := stream.Open(db, stream.Options{
+		MetaCacheKeys: metaCacheKeys,
 		Limits: func() stream.NodeLimits {
 			return stream.NodeLimits{MaxBytes: s.nodeMaxBytes.Load(), MaxEntries: s.nodeMaxEntries.Load()}
 		},

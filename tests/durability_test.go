@@ -190,3 +190,61 @@ func TestKill9UnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaCacheSizes runs the same writes and reads on servers whose
+// metadata cache is the default, two keys (evicting on almost every
+// command) and off: every reply must be the same, before and after a
+// restart.
+func TestMetaCacheSizes(t *testing.T) {
+	t.Parallel()
+	var cmds [][]string
+	for i := range 60 {
+		key := fmt.Sprintf("s%d", i%7)
+		cmds = append(cmds, []string{"XADD", key, fmt.Sprintf("%d-1", i+1), "f", strconv.Itoa(i)})
+		if i%10 == 9 {
+			cmds = append(cmds, []string{"XTRIM", key, "MAXLEN", "3"}, []string{"XDEL", "s1", fmt.Sprintf("%d-1", i)})
+		}
+	}
+	var reads [][]string
+	for i := range 7 {
+		key := fmt.Sprintf("s%d", i)
+		reads = append(reads, []string{"XLEN", key}, []string{"XRANGE", key, "-", "+"},
+			[]string{"XINFO", "STREAM", key})
+	}
+	replies := func(e *eddyProc, restart bool) []string {
+		c := e.Raw()
+		var out []string
+		for _, cmd := range cmds {
+			got, err := c.Do(cmd...)
+			if err != nil {
+				t.Fatalf("%s: %v", quoteArgs(cmd), err)
+			}
+			out = append(out, string(got))
+		}
+		if restart {
+			c.Close()
+			e.Restart()
+			c = e.Raw()
+		}
+		for _, cmd := range reads {
+			got, err := c.Do(cmd...)
+			if err != nil {
+				t.Fatalf("%s: %v", quoteArgs(cmd), err)
+			}
+			out = append(out, string(got))
+		}
+		return out
+	}
+	want := replies(startEddy(t), false)
+	for _, keys := range []string{"2", "0"} {
+		e := startEddy(t, "--meta-cache-keys", keys)
+		if got, err := e.Raw().Do("CONFIG", "GET", "meta-cache-keys"); err != nil || !bytes.Contains(got, []byte("\r\n"+keys+"\r\n")) {
+			t.Fatalf("meta-cache-keys %s: CONFIG GET = %q, %v", keys, got, err)
+		}
+		for i, got := range replies(e, true) {
+			if got != want[i] {
+				t.Errorf("meta-cache-keys %s, reply %d: %q, want %q", keys, i, got, want[i])
+			}
+		}
+	}
+}

@@ -122,7 +122,7 @@ var configTable = []configDirectiveSpec{
 	{name: "cache-size", def: "64mb", immutable: true,
 		usage: "Pebble block cache size (eddy only)",
 		value: configMemory(0, math.MaxInt64, func(c *Config) *int64 { return &c.CacheSize })},
-	{name: "meta-cache-keys", def: "10000", immutable: true,
+	{name: "meta-cache-keys", def: "100000", immutable: true,
 		usage: "keys whose metadata is kept in memory, ~500 bytes each; 0 = none (eddy only)",
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.MetaCacheKeys })},
 	{name: "loglevel", def: "notice",

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/eddy-streams/eddy/stream"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -24,7 +26,7 @@ func TestDefaultConfig(t *testing.T) {
 		StreamNodeMaxEntries: 100,
 		StreamNodeMaxBytes:   4096,
 		CacheSize:            64 << 20,
-		MetaCacheKeys:        10000,
+		MetaCacheKeys:        stream.DefaultMetaCacheKeys,
 		LogLevel:             "notice",
 		ProtoMaxBulkLen:      512 << 20,
 		NatsPort:             4222,

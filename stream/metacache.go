@@ -37,9 +37,15 @@ import (
 // marks, and evicts the first unmarked entry it meets.
 
 // DefaultMetaCacheKeys is how many keys the metadata cache holds when
-// Options.MetaCacheKeys is 0. An entry takes about 400 bytes plus the key
-// name, so the default costs a few megabytes.
-const DefaultMetaCacheKeys = 10000
+// Options.MetaCacheKeys is 0. An entry takes about 460 bytes with its key
+// name (INFO used_memory, ~100,000 streams), so a full cache costs ~46 MB;
+// it fills only as that many keys are used. Writes to more active keys
+// than the cache holds read each key's metadata, field sets and tail node
+// from the store: XADD -P 16 to 100,000 random streams did 49.4k XADD/s
+// and took 27 s of server CPU with this default, against 17.4k and 57 s
+// with 10,000 (two servers side by side, 4 alternating rounds of 200k;
+// RSS 229 against 210 MB).
+const DefaultMetaCacheKeys = 100000
 
 // keyMeta is a key's metadata record, decoded.
 type keyMeta struct {

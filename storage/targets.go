@@ -56,7 +56,7 @@ const maxAppendTargets = 256
 type appendTargets struct {
 	mu    sync.Mutex
 	clock uint64
-	marks map[string]uint64 // version prefix -> clock at its last mark
+	marks map[string]*uint64 // version prefix -> clock at its last mark
 
 	spans atomic.Pointer[[]targetSpan] // sorted by lo; never modified once stored
 }
@@ -73,19 +73,21 @@ func (t *appendTargets) mark(p []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.clock++
-	if _, ok := t.marks[string(p)]; ok {
-		t.marks[string(p)] = t.clock
+	// A refresh, the common case, looks the prefix up without copying it.
+	if c, ok := t.marks[string(p)]; ok {
+		*c = t.clock
 		return
 	}
 	if t.marks == nil {
-		t.marks = make(map[string]uint64)
+		t.marks = make(map[string]*uint64)
 	}
-	t.marks[string(p)] = t.clock
+	c := t.clock
+	t.marks[string(p)] = &c
 	if len(t.marks) > maxAppendTargets {
 		oldest, at := "", t.clock
 		for k, c := range t.marks {
-			if c < at {
-				oldest, at = k, c
+			if *c < at {
+				oldest, at = k, *c
 			}
 		}
 		delete(t.marks, oldest)

@@ -146,3 +146,18 @@ func TestAppendTargetTablesHoldEntriesApart(t *testing.T) {
 		t.Fatal("no tables")
 	}
 }
+
+// Marking a stream that is already a target, as the engine does every few
+// thousand appends and a replica on every batch, allocates nothing.
+func TestMarkAppendTargetRefreshDoesNotAllocate(t *testing.T) {
+	db, err := Open(InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	key := []byte("s")
+	db.MarkAppendTarget(0, key, 1)
+	if n := testing.AllocsPerRun(100, func() { db.MarkAppendTarget(0, key, 1) }); n != 0 {
+		t.Errorf("a refresh allocates %.0f times", n)
+	}
+}

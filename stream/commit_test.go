@@ -134,7 +134,7 @@ func TestCommitStatsCountWrites(t *testing.T) {
 func TestAlwaysUpdatesSurviveCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	opts := storage.Options{Dir: "db", FS: fs, CacheSize: 8 << 20, Sync: storage.SyncAlways}
-	db, e := openStoreEngine(t, opts)
+	db, e := openStoreEngine(t, opts, Options{})
 	const writers, each = 20, 10
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -158,7 +158,7 @@ func TestAlwaysUpdatesSurviveCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts.FS = crashed
-	db, e = openStoreEngine(t, opts)
+	db, e = openStoreEngine(t, opts, Options{})
 	defer db.Close()
 	var n int64
 	mustView(t, e, func(tx *Tx) error {

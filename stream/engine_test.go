@@ -11,27 +11,20 @@ import (
 
 func openTestEngine(t *testing.T, opts Options) *Engine {
 	t.Helper()
-	db, err := storage.Open(storage.InMemory())
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, e := openStoreEngine(t, storage.InMemory(), opts)
 	t.Cleanup(func() { db.Close() })
-	e, err := Open(db, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return e
 }
 
-// openStoreEngine opens the store opts describes and an Engine on it;
-// tests that reopen a store, as a restart would, close the store.
-func openStoreEngine(t *testing.T, opts storage.Options) (*storage.DB, *Engine) {
+// openStoreEngine opens the store sopts describes and an Engine on it with
+// opts; tests that reopen a store, as a restart would, close the store.
+func openStoreEngine(t *testing.T, sopts storage.Options, opts Options) (*storage.DB, *Engine) {
 	t.Helper()
-	db, err := storage.Open(opts)
+	db, err := storage.Open(sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := Open(db, Options{})
+	e, err := Open(db, opts)
 	if err != nil {
 		db.Close()
 		t.Fatal(err)
@@ -162,7 +155,7 @@ func TestDeletedStreamIsGoneAndRecreated(t *testing.T) {
 // after a restart; a short stream never does.
 func TestLongStreamsAreAppendTargets(t *testing.T) {
 	opts := storage.InMemory()
-	db, e := openStoreEngine(t, opts)
+	db, e := openStoreEngine(t, opts, Options{})
 	add := func(key string, n int) {
 		t.Helper()
 		err := e.Update(func(tx *Tx) error {
@@ -207,7 +200,7 @@ func TestLongStreamsAreAppendTargets(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, e = openStoreEngine(t, opts)
+	db, e = openStoreEngine(t, opts, Options{})
 	defer db.Close()
 	if !isTarget("long") || isTarget("short") {
 		t.Errorf("after a restart: long marked %v, short %v; want true, false", isTarget("long"), isTarget("short"))
@@ -222,7 +215,7 @@ func TestReplicatedLongStreamsAreAppendTargets(t *testing.T) {
 	primary := openTestEngine(t, Options{OnApply: func(repr []byte, _ []Change) {
 		batches = append(batches, bytes.Clone(repr))
 	}})
-	replicaDB, replica := openStoreEngine(t, storage.InMemory())
+	replicaDB, replica := openStoreEngine(t, storage.InMemory(), Options{})
 	defer replicaDB.Close()
 	version := func(key string) uint64 {
 		t.Helper()

@@ -216,27 +216,38 @@ func (tx *Tx) readMeta(db int, key []byte) (keyMeta, bool, error) {
 	if err != nil || !ok {
 		return keyMeta{}, false, err
 	}
-	m, err := storage.DecodeMeta(v)
+	km, err := decodeKeyMeta(v)
 	if err != nil {
 		return keyMeta{}, false, err
 	}
-	km := keyMeta{meta: m}
-	if m.Type != storage.TypeStream {
+	if km.meta.Type != storage.TypeStream {
 		return km, true, nil
 	}
-	if km.sm, err = decodeStreamMeta(m.Body); err != nil {
-		return keyMeta{}, false, err
-	}
-	km.meta.Body = nil
 	if clean && c != nil {
 		c.mu.Lock()
 		c.put(db, key, &km)
 		c.mu.Unlock()
-		if km.sm.Length >= appendTargetEvery {
-			tx.e.db.MarkAppendTarget(db, key, m.Version)
-		}
+		tx.e.markIfLong(db, key, km.meta.Version, &km.sm)
 	}
 	return km, true, nil
+}
+
+// decodeKeyMeta decodes a metadata record; a stream's Body is decoded into
+// sm and dropped.
+func decodeKeyMeta(v []byte) (keyMeta, error) {
+	m, err := storage.DecodeMeta(v)
+	if err != nil {
+		return keyMeta{}, err
+	}
+	km := keyMeta{meta: m}
+	if m.Type != storage.TypeStream {
+		return km, nil
+	}
+	if km.sm, err = decodeStreamMeta(m.Body); err != nil {
+		return keyMeta{}, err
+	}
+	km.meta.Body = nil
+	return km, nil
 }
 
 // stagedFor returns the transaction's staged change of (db, key), or nil.

@@ -84,7 +84,7 @@ func (e *Engine) invalidateLocked(repr []byte) error {
 				e.cache.remove(db, k)
 			}
 			if op == storage.ReprSet {
-				e.markIfLong(db, k, val)
+				e.markReplicated(db, k, val)
 			}
 		case storage.ClassGroup:
 			groups = true
@@ -111,16 +111,11 @@ func (e *Engine) invalidateLocked(repr []byte) error {
 	return nil
 }
 
-// markIfLong marks a stream whose metadata record a primary's batch wrote
-// as an append target of the store when it is long (xadd.go): a replica
-// runs no XADD of its own to mark it.
-func (e *Engine) markIfLong(db int, key, meta []byte) {
-	m, err := storage.DecodeMeta(meta)
-	if err != nil || m.Type != storage.TypeStream {
-		return
-	}
-	if sm, err := decodeStreamMeta(m.Body); err == nil && sm.Length >= appendTargetEvery {
-		e.db.MarkAppendTarget(db, key, m.Version)
+// markReplicated applies markIfLong to a stream whose metadata record a
+// primary's batch wrote: a replica runs no XADD of its own to mark it.
+func (e *Engine) markReplicated(db int, key, meta []byte) {
+	if km, err := decodeKeyMeta(meta); err == nil && km.meta.Type == storage.TypeStream {
+		e.markIfLong(db, key, km.meta.Version, &km.sm)
 	}
 }
 

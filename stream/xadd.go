@@ -82,6 +82,15 @@ func nextID(last ID, a *XAddArgs, now uint64) (ID, error) {
 // entries) are left alone.
 const appendTargetEvery = 4096
 
+// markIfLong marks a stream version whose metadata is loaded (from the
+// store or a replicated batch) as an append target when it is at least
+// appendTargetEvery entries long.
+func (e *Engine) markIfLong(db int, key []byte, version uint64, sm *streamMeta) {
+	if sm.Length >= appendTargetEvery {
+		e.db.MarkAppendTarget(db, key, version)
+	}
+}
+
 // appendEntry writes the entry and its place in the node model. The tail
 // node comes from memory when the stream's ref carries it, else from its
 // record; either way the ref carries the updated node on to save.

@@ -123,7 +123,7 @@ var configTable = []configDirectiveSpec{
 		usage: "Pebble block cache size (eddy only)",
 		value: configMemory(0, math.MaxInt64, func(c *Config) *int64 { return &c.CacheSize })},
 	{name: "meta-cache-keys", def: "100000", immutable: true,
-		usage: "keys whose metadata is kept in memory, ~500 bytes each; 0 = none (eddy only)",
+		usage: "keys whose metadata is kept in memory, ~460 bytes each; 0 = none (eddy only)",
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.MetaCacheKeys })},
 	{name: "loglevel", def: "notice",
 		usage: "debug, verbose, notice or warning",

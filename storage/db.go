@@ -144,8 +144,8 @@ func Open(opts Options) (*DB, error) {
 }
 
 // pebbleOptions returns the Pebble options of a store, reporting write
-// stops to stalls and splitting tables around targets; opts.tune, set only by the tuning benchmarks and
-// tests, may change them.
+// stops to stalls and ending tables around targets; opts.tune, set only
+// by the tuning benchmarks and tests, may change them.
 //
 // The settings are for Eddy's workload: entries appended at the end of
 // streams, read back in ranges (XRANGE, XREAD, XREADGROUP), metadata read
@@ -168,11 +168,11 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targe
 		// tail (its metadata record and nodes sort after the entries;
 		// measured before the span policy of targets.go kept the new
 		// entries out of that merge), so fewer, larger flushes rewrite
-		// less: with 8 MB, 500k XADDs
-		// with -P 16 took 2.1-2.2 s of server CPU against 2.5-2.8 s
-		// with 4 MB, and two servers run side by side, rounds
-		// alternating, did 206k against 159k XADD/s (medians of 8
-		// rounds of 100k; 145k against 131k with appendfsync always).
+		// less: with 8 MB, 500k XADDs with -P 16 took 2.1-2.2 s of
+		// server CPU against 2.5-2.8 s with 4 MB, and two servers run
+		// side by side, rounds alternating, did 206k against 159k
+		// XADD/s (medians of 8 rounds of 100k; 145k against 131k with
+		// appendfsync always).
 		// Unpipelined XADD, consumer groups and XRANGE under writes
 		// did not move beyond the noise. Memtables count fully toward
 		// RSS, whose target is 0.15x Redis's (588 MB for bigbench's 10M
@@ -271,11 +271,11 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targe
 		// 122.6 against 117.1 s; throughput within the spread). A
 		// target's records that churn (consumer-group PELs, tail nodes,
 		// metadata) are written with the fastest algorithm at every
-		// level by the span policy:
-		// compressing those rewrites with pure-Go zstd once cost 6% of
-		// XREADGROUP+XACK's throughput (bench/groupbench: 77.2k against
-		// 72.5k acked entries/s); with the split, groupbench's
-		// throughput was unchanged (0.99, the two builds side by side).
+		// level by the span policy: compressing those rewrites with
+		// pure-Go zstd once cost 6% of XREADGROUP+XACK's throughput
+		// (bench/groupbench: 77.2k against 72.5k acked entries/s); with
+		// the split, groupbench's throughput was unchanged (0.99, the
+		// two builds side by side).
 		profile := sstable.FastestCompression
 		if i > 0 {
 			profile = sstable.BalancedCompression
@@ -289,8 +289,9 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targe
 	// from the base level down, so 64 MB at the bottom of a large store).
 	// Every XADD rewrites its stream's metadata record and tail node,
 	// which sort after the stream's entries, so each flush overlaps the
-	// table holding the stream's end (before targets.go split them off), and compacting it rewrites that
-	// whole table: the larger the table, the more each flush costs. With
+	// table holding the stream's end (before targets.go split them
+	// off), and compacting it rewrites that whole table: the larger the
+	// table, the more each flush costs. With
 	// 2 MB tables, loading 3M entries with XADD -P 16 spent 5.3-6.3 s in
 	// compactions against 10.3-10.8 s, the server 14.2-17.3 s of CPU
 	// against 19.3-20.9 s, at 224-267k against 199-215k XADD/s (two

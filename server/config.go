@@ -120,7 +120,7 @@ var configTable = []configDirectiveSpec{
 		usage: "most bytes in one stream node; 0 = no limit",
 		value: configMemory(0, math.MaxInt64, func(c *Config) *int64 { return &c.StreamNodeMaxBytes })},
 	{name: "cache-size", def: "64mb", immutable: true,
-		usage: "Pebble block cache size (eddy only)",
+		usage: "Pebble cache size, its 16 MB of memtables included (eddy only)",
 		value: configMemory(0, math.MaxInt64, func(c *Config) *int64 { return &c.CacheSize })},
 	{name: "meta-cache-keys", def: "100000", immutable: true,
 		usage: "keys whose metadata is kept in memory, ~460 bytes each; 0 = none (eddy only)",

@@ -55,8 +55,11 @@ var ErrUnknownFormat = errors.New("storage: unknown store format")
 
 // Options configure Open.
 type Options struct {
-	Dir       string
-	CacheSize int64 // bytes of block cache
+	Dir string
+	// CacheSize is the bytes of Pebble's cache. Pebble counts the
+	// memtables in it (up to 2 of 8 MB), so the blocks get what is left,
+	// which at 16 MB or less can be nothing.
+	CacheSize int64
 	Sync      SyncMode
 	// FS replaces the real file system (tests use vfs.NewMem()).
 	FS     vfs.FS
@@ -91,7 +94,8 @@ type DB struct {
 	targets *appendTargets // streams whose entries end a table (targets.go)
 }
 
-// InMemory returns Options for a store kept in memory, for tests.
+// InMemory returns Options for a store kept in memory, for tests. Its
+// cache holds no blocks (see CacheSize): reads that need speed set more.
 func InMemory() Options {
 	return Options{Dir: "mem", FS: vfs.NewMem(), CacheSize: 8 << 20}
 }
@@ -835,6 +839,11 @@ func (i *Iter) Key() []byte { return i.it.Key() }
 
 // Value returns the current value.
 func (i *Iter) Value() []byte { return i.it.Value() }
+
+// SetBounds replaces the iterator's bounds, which it then owns as it owns
+// NewIter's; the iterator must be positioned again (First, Last, SeekGE,
+// SeekLT).
+func (i *Iter) SetBounds(lower, upper []byte) { i.it.SetBounds(lower, upper) }
 
 // Close releases the iterator.
 func (i *Iter) Close() error { return i.it.Close() }

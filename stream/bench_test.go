@@ -73,16 +73,15 @@ func BenchmarkXRange10(b *testing.B) {
 }
 
 func openBenchEngine(b *testing.B) *Engine {
+	return openBenchStore(b, storage.InMemory())
+}
+
+// openBenchStore opens an engine on a store opened with sopts, closed when
+// the benchmark ends.
+func openBenchStore(b *testing.B, sopts storage.Options) *Engine {
 	b.Helper()
-	db, err := storage.Open(storage.InMemory())
-	if err != nil {
-		b.Fatal(err)
-	}
+	db, e := openStoreEngine(b, sopts, Options{})
 	b.Cleanup(func() { db.Close() })
-	e, err := Open(db, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	return e
 }
 
@@ -118,15 +117,7 @@ func BenchmarkXAddParallel(b *testing.B) {
 		sync storage.SyncMode
 	}{{"always", storage.SyncAlways}, {"everysec", storage.SyncEverySec}} {
 		b.Run(m.name, func(b *testing.B) {
-			db, err := storage.Open(storage.Options{Dir: b.TempDir(), CacheSize: 8 << 20, Sync: m.sync})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { db.Close() })
-			e, err := Open(db, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			e := openBenchStore(b, storage.Options{Dir: b.TempDir(), CacheSize: 8 << 20, Sync: m.sync})
 			key := []byte("s")
 			const clients = 50
 			procs := runtime.GOMAXPROCS(0)
@@ -148,6 +139,58 @@ func BenchmarkXAddParallel(b *testing.B) {
 			})
 			if g := e.groups.Load(); g > 0 {
 				b.ReportMetric(float64(e.grouped.Load())/float64(g), "updates/group")
+			}
+		})
+	}
+}
+
+// BenchmarkXRangeLevels reads 10 entries at either end and in the middle
+// of a stream of 1M entries spread over the memtable and several levels,
+// as a long-lived stream's are, through the server's default block cache.
+func BenchmarkXRangeLevels(b *testing.B) {
+	opts := storage.InMemory()
+	// Pebble takes its memtables' size out of the block cache: with
+	// InMemory's 8 MB nothing would be cached.
+	opts.CacheSize = 64 << 20
+	e := openBenchStore(b, opts)
+	key := []byte("s")
+	const n, per = 1_000_000, 1000
+	for i := 0; i < n; i += per {
+		err := e.Update(func(tx *Tx) error {
+			for j := i; j < i+per; j++ {
+				a := XAddArgs{ID: ID{uint64(j/10 + 1), uint64(j % 10)}, Fields: fv("field", "value-0123456789")}
+				if _, _, err := tx.XAdd(0, key, &a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, bc := range []struct {
+		name   string
+		lo, hi ID
+		rev    bool
+	}{
+		{"oldest", ID{}, MaxID, false},
+		{"newest", ID{}, MaxID, true},
+		{"middle", ID{n / 20, 0}, MaxID, false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				err := e.View(func(tx *Tx) error {
+					got, err := tx.XRangeEach(0, key, bc.lo, bc.hi, 10, bc.rev, func(Entry) error { return nil })
+					if got != 10 {
+						b.Fatalf("got %d entries", got)
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -207,7 +207,7 @@ type Tx struct {
 	arena          []byte // keep: key copies living as long as the transaction
 	kbuf, vbuf     []byte
 	body           []byte
-	lo, hi         []byte // scanEntries' bounds
+	lo, hi, mid    []byte // eachEntry's bounds and its window's edge
 	fields, values [][]byte
 	scan           [][]byte     // XRangeEach's fields of one entry
 	refs           [2]streamRef // the first streams loaded; then more

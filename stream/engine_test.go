@@ -18,7 +18,7 @@ func openTestEngine(t *testing.T, opts Options) *Engine {
 
 // openStoreEngine opens the store sopts describes and an Engine on it with
 // opts; tests that reopen a store, as a restart would, close the store.
-func openStoreEngine(t *testing.T, sopts storage.Options, opts Options) (*storage.DB, *Engine) {
+func openStoreEngine(t testing.TB, sopts storage.Options, opts Options) (*storage.DB, *Engine) {
 	t.Helper()
 	db, err := storage.Open(sopts)
 	if err != nil {

@@ -105,6 +105,14 @@ func (tx *Tx) XRangeEach(db int, key []byte, start, end ID, count int64, rev boo
 // forward or backward, at most count of them (count < 0: all), and
 // returns how many it called fn with. k and v are valid only during the
 // call.
+//
+// A scan of a few entries first reads a window at its start (scanWindow)
+// and only then, if the window held too few, the rest of the range. The
+// window is for the LSM: an iterator seeks every level holding part of its
+// bounds, and the oldest entries of a long stream sit in the bottom level
+// under the newer ones, the newest in the memtable over the older ones, so
+// bounds as tight as the entries wanted spare opening tables of the other
+// levels. Either way the entries are the same, in the same order.
 func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(sets *fieldSets, k, v []byte) error) (int, error) {
 	// The bounds live in the transaction: no other scan runs inside this
 	// one, and the iterator is closed before eachEntry returns.
@@ -114,23 +122,78 @@ func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(
 	if err != nil {
 		return 0, err
 	}
-	it, err := tx.r.NewIter(tx.lo, tx.hi)
+	lower, upper := tx.lo, tx.hi
+	edge, window := scanWindow(&s.sm, lo, hi, count, rev)
+	if window {
+		tx.mid = s.appendEntryKey(tx.mid[:0], edge)
+		if rev {
+			lower = tx.mid
+		} else {
+			upper = tx.mid
+		}
+	}
+	it, err := tx.r.NewIter(lower, upper)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	ok := it.First()
-	if rev {
-		ok = it.Last()
-	}
-	for ; ok && (count < 0 || int64(n) < count); ok = step(it, rev) {
-		if err := fn(sets, it.Key(), it.Value()); err != nil {
-			it.Close()
-			return n, err
+	for {
+		var ok bool
+		if rev {
+			ok = it.Last()
+		} else {
+			ok = it.First()
 		}
-		n++
+		for ; ok && int64(n) != count; ok = step(it, rev) {
+			if err := fn(sets, it.Key(), it.Value()); err != nil {
+				it.Close()
+				return n, err
+			}
+			n++
+		}
+		if !window || int64(n) == count {
+			return n, it.Close()
+		}
+		// The window held too few: the rest of the range, beyond it.
+		window = false
+		if rev {
+			it.SetBounds(tx.lo, tx.mid)
+		} else {
+			it.SetBounds(tx.mid, tx.hi)
+		}
 	}
-	return n, it.Close()
+}
+
+// scanWindow returns the edge of the window that a scan of count entries
+// of [lo, hi] reads first, and false when a window would not pay: an
+// unbounded count, a scan of much of the stream, or a stream whose entries
+// share one millisecond. Forward, the window is [lo, edge); backward,
+// [edge, hi].
+//
+// The window spans the milliseconds that four times count entries take on
+// average over the stream's life, so it holds count entries unless they are
+// sparser at that end than on average; then the scan reads the rest of the
+// range too, which costs a second seek and nothing else.
+func scanWindow(sm *streamMeta, lo, hi ID, count int64, rev bool) (ID, bool) {
+	const spread = 4
+	if count <= 0 || uint64(count) > sm.Length/(2*spread) || sm.Last.Ms <= sm.First.Ms {
+		return ID{}, false
+	}
+	// Milliseconds per spread*count entries, rounded up; the divisor is at
+	// least 2, so this cannot overflow.
+	w := (sm.Last.Ms-sm.First.Ms)/(sm.Length/(spread*uint64(count))) + 1
+	if !rev {
+		from := max(lo.Ms, sm.First.Ms)
+		if from+w < from || from+w > hi.Ms {
+			return ID{}, false
+		}
+		return ID{from + w, 0}, true
+	}
+	to := min(hi.Ms, sm.Last.Ms)
+	if to < w || to-w+1 <= lo.Ms {
+		return ID{}, false
+	}
+	return ID{to - w + 1, 0}, true
 }
 
 // scanPrealloc is the largest COUNT for which scanEntries sizes its

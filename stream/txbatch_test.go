@@ -167,15 +167,7 @@ func TestGroupWithOnlyDeferredWrites(t *testing.T) {
 // behind its savepoint, as a full group commit (or a pipeline) runs
 // them: the metadata record and tail node are rewritten by each.
 func BenchmarkXAddBatched(b *testing.B) {
-	db, err := storage.Open(storage.Options{Dir: b.TempDir(), CacheSize: 8 << 20, Sync: storage.SyncEverySec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	e, err := Open(db, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	e := openBenchStore(b, storage.Options{Dir: b.TempDir(), CacheSize: 8 << 20, Sync: storage.SyncEverySec})
 	key := []byte("s")
 	a := XAddArgs{Auto: true, Fields: fv("field", "value")}
 	const group = 50

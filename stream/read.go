@@ -166,9 +166,11 @@ func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(
 
 // scanWindow returns the edge of the window that a scan of count entries
 // of [lo, hi] reads first, and false when a window would not pay: an
-// unbounded count, a scan of much of the stream, or a stream whose entries
-// share one millisecond. Forward, the window is [lo, edge); backward,
-// [edge, hi].
+// unbounded count, a scan of much of the stream, a stream whose entries
+// share one millisecond, or a window reaching past the stream's last entry
+// (forward) or first (backward), as a read of new entries (XREAD,
+// XREADGROUP >) does and would seek twice for nothing. Forward, the window
+// is [lo, edge); backward, [edge, hi].
 //
 // The window spans the milliseconds that four times count entries take on
 // average over the stream's life, so it holds count entries unless they are
@@ -184,13 +186,13 @@ func scanWindow(sm *streamMeta, lo, hi ID, count int64, rev bool) (ID, bool) {
 	w := (sm.Last.Ms-sm.First.Ms)/(sm.Length/(spread*uint64(count))) + 1
 	if !rev {
 		from := max(lo.Ms, sm.First.Ms)
-		if from+w < from || from+w > hi.Ms {
+		if from+w < from || from+w > min(hi.Ms, sm.Last.Ms) {
 			return ID{}, false
 		}
 		return ID{from + w, 0}, true
 	}
 	to := min(hi.Ms, sm.Last.Ms)
-	if to < w || to-w+1 <= lo.Ms {
+	if to < w || to-w+1 <= max(lo.Ms, sm.First.Ms) {
 		return ID{}, false
 	}
 	return ID{to - w + 1, 0}, true

@@ -13,6 +13,17 @@ import (
 )
 
 // writeAndClose opens a store in dir, commits one Set and closes it.
+// openMem opens an in-memory store, closed when the test ends.
+func openMem(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func writeAndClose(t *testing.T, opts Options, key, value []byte) {
 	t.Helper()
 	db, err := Open(opts)
@@ -196,11 +207,7 @@ func TestSyncsCounted(t *testing.T) {
 }
 
 func TestGarbageCollected(t *testing.T) {
-	db, err := Open(InMemory())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openMem(t)
 	b := db.NewBatch()
 	b.Set(AppendEntryKey(nil, 0, []byte("s"), 5, 1, 1), []byte("x"))
 	b.Set(AppendEntryKey(nil, 0, []byte("s"), 6, 1, 1), []byte("y"))
@@ -226,11 +233,7 @@ func TestGarbageCollected(t *testing.T) {
 }
 
 func TestBatchRollbackTo(t *testing.T) {
-	db, err := Open(InMemory())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openMem(t)
 	k := func(s string) []byte { return []byte{tagMeta, s[0]} }
 	b := db.NewBatch()
 	start := b.Mark()

@@ -9,11 +9,7 @@ import (
 // collects again once every pause is resumed, and that resume is
 // idempotent.
 func TestPauseGC(t *testing.T) {
-	db, err := Open(InMemory())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openMem(t)
 	old := AppendEntryKey(nil, 0, []byte("s"), 5, 1, 1)
 	b := db.NewBatch()
 	b.Set(old, []byte("x"))
@@ -56,11 +52,7 @@ func TestPauseGC(t *testing.T) {
 // TestPauseGCConcurrent pauses and resumes while passes run, for the race
 // detector, and checks the collector ends up running.
 func TestPauseGCConcurrent(t *testing.T) {
-	db, err := Open(InMemory())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openMem(t)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Add(1)

@@ -150,11 +150,7 @@ func TestAppendTargetTablesHoldEntriesApart(t *testing.T) {
 // Marking a stream that is already a target, as the engine does every few
 // thousand appends and a replica on every batch, allocates nothing.
 func TestMarkAppendTargetRefreshDoesNotAllocate(t *testing.T) {
-	db, err := Open(InMemory())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openMem(t)
 	key := []byte("s")
 	db.MarkAppendTarget(0, key, 1)
 	if n := testing.AllocsPerRun(100, func() { db.MarkAppendTarget(0, key, 1) }); n != 0 {

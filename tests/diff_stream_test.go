@@ -30,6 +30,19 @@ func script(parts ...any) []string {
 	return out
 }
 
+// unevenEntries is a stream of 30 entries a second apart, then a burst of
+// 200, ten to a millisecond.
+func unevenEntries() []string {
+	var out []string
+	for i := 0; i < 30; i++ {
+		out = append(out, fmt.Sprintf("XADD u %d-0 i %d", 1000*(i+1), i))
+	}
+	for i := 0; i < 200; i++ {
+		out = append(out, fmt.Sprintf("XADD u %d-%d i %d", 100000+i/10, i%10, 30+i))
+	}
+	return out
+}
+
 // rangeEntries is the stream most range and read cases work on.
 var rangeEntries = []string{
 	"XADD s 1-1 a 1",
@@ -224,6 +237,24 @@ func TestDiffXAdd(t *testing.T) {
 func TestDiffXRange(t *testing.T) {
 	t.Parallel()
 	newDiffPair(t).run(t, []diffCase{
+		// Long enough for Eddy's scans to read a window first
+		// (stream/read.go), and uneven in time, so that windows at the
+		// sparse end hold too few entries and the scan goes on past them.
+		{"uneven stream, COUNT", script(unevenEntries(),
+			"XRANGE u - + COUNT 1",
+			"XRANGE u - + COUNT 3",
+			"XRANGE u - + COUNT 10",
+			"XRANGE u 20000 + COUNT 5",
+			"XRANGE u 100004-5 + COUNT 7",
+			"XRANGE u (100004-5 100010 COUNT 4",
+			"XRANGE u - 50000 COUNT 10",
+			"XREVRANGE u + - COUNT 1",
+			"XREVRANGE u + - COUNT 10",
+			"XREVRANGE u 100005 - COUNT 10",
+			"XREVRANGE u 30000 - COUNT 3",
+			"XREVRANGE u 100000-3 (1000 COUNT 6",
+			"XREVRANGE u 100001 100000 COUNT 4",
+		)},
 		{"bounds", script(rangeEntries,
 			"XRANGE s - +",
 			"XRANGE s + -",

@@ -57,6 +57,7 @@ type client struct {
 	closeOnce sync.Once
 	closed    chan struct{} // closed when the connection is gone
 	quitting  bool          // owner: close after the reply
+	inLoop    bool          // owner: served by the event loop, not yet detached
 
 	// Per-command scratch (dispatch.go), owner only.
 	cmd     cmdContext             // the running command's context
@@ -67,6 +68,7 @@ type client struct {
 	pipe       []redcon.Command // the pipeline being served
 	groupSpecs []*commandSpec   // specs of the group being formed
 	backlog    []redcon.Command // commands behind the one running, queued if it blocks
+	part       [1]groupPart     // runGroup's one part
 }
 
 // multiState is a transaction being queued.
@@ -104,11 +106,21 @@ func newClient(s *Server, conn redcon.Conn, id int64) *client {
 	}
 	c.w.proto = 2
 	c.w.stats = &s.stats
-	if nc := conn.NetConn(); nc != nil {
+	if ls, ok := conn.(loopSocket); ok {
+		c.laddr, c.fd = ls.localAddr(), ls.socketFD()
+	} else if nc := conn.NetConn(); nc != nil {
 		c.laddr = nc.LocalAddr().String()
 		c.fd = connFD(nc)
 	}
 	return c
+}
+
+// loopSocket is a connection of the event loop (loop_linux.go), which
+// owns the socket until the client leaves the loop.
+type loopSocket interface {
+	localAddr() string
+	socketFD() int
+	kill()
 }
 
 func (c *client) isAuthed() bool  { return c.authed.Load() }
@@ -161,6 +173,10 @@ func (c *client) markClosed() {
 // kill closes the connection from any goroutine; the owner notices when
 // its next read fails.
 func (c *client) kill() {
+	if ls, ok := c.conn.(loopSocket); ok {
+		ls.kill()
+		return
+	}
 	if nc := c.conn.NetConn(); nc != nil {
 		nc.Close()
 	}

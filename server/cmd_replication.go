@@ -26,7 +26,7 @@ func replicationCommands() []*commandSpec {
 		{name: "replicaof", arity: 3, flags: flagAdmin | flagNoScript | flagStale | flagNoAsyncLoading | flagNoKeyspace, handler: cmdReplicaOf},
 		{name: "slaveof", arity: 3, flags: flagAdmin | flagNoScript | flagStale | flagNoAsyncLoading | flagNoKeyspace, handler: cmdReplicaOf},
 		{name: "role", arity: 1, flags: flagNoScript | flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdRole},
-		{name: "wait", arity: 3, flags: flagNoScript | flagNoKeyspace, handler: cmdWait},
+		{name: "wait", arity: 3, flags: flagNoScript | flagNoKeyspace | flagWaits, handler: cmdWait},
 		{name: "replconf", arity: -1, flags: flagAdmin | flagNoScript | flagLoading | flagStale | flagAllowBusy | flagNoKeyspace, handler: cmdReplConf},
 		{name: "psync", arity: -3, flags: flagAdmin | flagNoScript | flagNoAsyncLoading | flagNoMulti | flagNoKeyspace, handler: cmdPSync},
 	}
@@ -350,8 +350,6 @@ func (s *Server) serveReplicaLink(c *client, conn redcon.Conn) {
 	c.repl.psync = nil
 	dc := conn.Detach()
 	s.detached.Add(1)
-	defer s.detached.Done()
-	defer s.dropClient(c)
 	// Frames are not RESP: read the socket itself, not the guard that
 	// frames RESP for redcon. The replica sends nothing after PSYNC
 	// until it has the answer, so the guard holds no bytes of it.
@@ -360,9 +358,13 @@ func (s *Server) serveReplicaLink(c *client, conn redcon.Conn) {
 		c.guard.detached.Store(true)
 		nc = c.guard.Conn
 	}
-	if err := s.repl.primary.Serve(nc, req, s.done); err != nil {
-		s.logger.Info("replica link ended", "replica", c.addr, "err", err)
-	}
+	serveOwn(conn, func() {
+		defer s.detached.Done()
+		defer s.dropClient(c)
+		if err := s.repl.primary.Serve(nc, req, s.done); err != nil {
+			s.logger.Info("replica link ended", "replica", c.addr, "err", err)
+		}
+	})
 }
 
 // syncStats are INFO's sync_full, sync_partial_ok, sync_partial_err.

@@ -39,6 +39,10 @@ const (
 	// keyspace locked, the command runs without a transaction instead of
 	// being refused (INFO, whose keyspace section is then empty).
 	flagLoadingBare
+	// flagWaits: the command waits inline for something other than a key
+	// (WAIT for replicas). The event loop hands its client to a goroutine
+	// before running it, so that the other clients are not held up.
+	flagWaits
 )
 
 // commandSpec is one entry of the command table: what drives dispatch

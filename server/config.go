@@ -34,7 +34,8 @@ type Config struct {
 	MetaCacheKeys        int   // keys whose metadata the stream engine keeps decoded; 0 = none
 	LogLevel             string
 	ProtoMaxBulkLen      int64
-	Timeout              int // idle client timeout, seconds; 0 = never
+	Timeout              int    // idle client timeout, seconds; 0 = never
+	EventLoop            string // yes: clients are served by one epoll event loop (Linux); no: a goroutine each
 
 	// The NATS bridge (package bridge); cmd/eddy starts it.
 	NatsPort   int    // embedded NATS server port; 0 = bridge off, -1 = a free port
@@ -125,6 +126,9 @@ var configTable = []configDirectiveSpec{
 	{name: "meta-cache-keys", def: "100000", immutable: true,
 		usage: "keys whose metadata is kept in memory, ~460 bytes each; 0 = none (eddy only)",
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.MetaCacheKeys })},
+	{name: "event-loop", def: "yes", immutable: true,
+		usage: "yes: one event loop thread serves the clients, as Redis does (Linux); no: a goroutine per client (eddy only)",
+		value: configEnum([]string{"yes", "no"}, func(c *Config) *string { return &c.EventLoop })},
 	{name: "loglevel", def: "notice",
 		usage: "debug, verbose, notice or warning",
 		value: configEnum([]string{"debug", "verbose", "notice", "warning"}, func(c *Config) *string { return &c.LogLevel })},

@@ -1,6 +1,14 @@
-// Package server is Eddy's RESP front end: it accepts Redis clients
-// (through tidwall/redcon), parses their requests, and runs them against a
-// stream.Engine with Redis 7.0's replies, byte for byte.
+// Package server is Eddy's RESP front end: it accepts Redis clients,
+// parses their requests, and runs them against a stream.Engine with Redis
+// 7.0's replies, byte for byte.
+//
+// On Linux one epoll event loop serves every client (loop_linux.go), as
+// Redis does: each turn reads the ready sockets, runs the writes of every
+// client that sent only writes in one Engine.Update, runs the other
+// commands one by one and writes the replies. With event-loop no (and
+// elsewhere) tidwall/redcon serves each client from a goroutine of its
+// own. Both call serveRESP through redcon.Conn, so the code below sees no
+// difference.
 //
 // Usage:
 //
@@ -22,10 +30,12 @@
 // and effects of running them one by one. The per-command path (lookup,
 // context, write closure, reply buffer) allocates nothing.
 //
-// A client whose command blocks (XREAD BLOCK) leaves redcon's loop
-// (blocking.go): from then on one goroutine reads its requests into a
-// queue, so a disconnect is seen while it waits, and its own goroutine
-// runs them in order (after the rest of a pipeline taken from redcon).
+// A client whose command blocks (XREAD BLOCK) leaves redcon's loop or the
+// event loop (blocking.go): from then on one goroutine reads its requests
+// into a queue, so a disconnect is seen while it waits, and its own
+// goroutine runs them in order (after the rest of a pipeline already
+// read). A command that waits inline (WAIT, flagWaits) makes the client
+// leave the event loop before it runs, and so does PSYNC.
 //
 // Invariants and lock order:
 //   - gate (shared per command, exclusive at shutdown) before commitMu

@@ -88,64 +88,109 @@ func (s *Server) servePipeline(c *client, conn redcon.Conn, first redcon.Command
 	case c.quitting:
 		conn.Close()
 	case c.detached != nil:
-		s.serveDetached(c)
+		serveOwn(conn, func() { s.serveDetached(c) })
 	}
 }
 
 // runGroup runs writes (two or more, with their specs) in one
 // transaction; see the top of this file.
 func (s *Server) runGroup(c *client, cmds []redcon.Command, specs []*commandSpec) {
+	c.part[0] = groupPart{c: c, cmds: cmds, specs: specs}
+	s.runGroups(c.part[:])
+	c.part[0] = groupPart{}
+}
+
+// groupPart is one client's share of a group: its writes, in order, and
+// their specs.
+type groupPart struct {
+	c     *client
+	cmds  []redcon.Command
+	specs []*commandSpec
+
+	mark, errs int          // the client's reply buffer before the group
+	stats      *serverStats // its error counters, off during the attempt
+}
+
+// runGroups runs the writes of one or more clients in one transaction:
+// the event loop groups every client of a turn (loop_linux.go). It is
+// the clients' commands run one by one, client after client; if any of
+// them fails, nothing is written and they are run so, through dispatch.
+func (s *Server) runGroups(parts []groupPart) {
 	s.gate.RLock()
 	if s.stopped {
 		s.gate.RUnlock()
-		c.quitting = true
+		for i := range parts {
+			parts[i].c.quitting = true
+		}
 		return
 	}
-	w := &c.w
-	mark, errsBefore, errStats := len(w.buf), w.errs, w.stats
-	// A failed attempt is replayed: its error must not be counted twice.
-	w.stats = nil
+	for i := range parts {
+		p := &parts[i]
+		w := &p.c.w
+		p.mark, p.errs, p.stats = len(w.buf), w.errs, w.stats
+		// A failed attempt is replayed: its error must not be counted twice.
+		w.stats = nil
+	}
 	start := time.Now()
 	s.commitMu.RLock()
 	err := s.engine.Update(func(tx *stream.Tx) error {
-		ctx := &c.cmd
-		defer func() { *ctx = cmdContext{} }()
-		for i, cmd := range cmds {
-			*ctx = cmdContext{c: c, args: cmd.Args, w: w, db: c.db, tx: tx}
-			specs[i].handler(ctx)
-			if ctx.failed || ctx.block != nil || w.errs > errsBefore {
-				return errRollback
+		for i := range parts {
+			p := &parts[i]
+			c := p.c
+			ctx := &c.cmd
+			for j, cmd := range p.cmds {
+				*ctx = cmdContext{c: c, args: cmd.Args, w: &c.w, db: c.db, tx: tx}
+				p.specs[j].handler(ctx)
+				failed := ctx.failed || ctx.block != nil || c.w.errs > p.errs
+				*ctx = cmdContext{}
+				if failed {
+					return errRollback
+				}
 			}
 		}
 		return nil
 	})
 	s.commitMu.RUnlock()
-	w.stats = errStats
+	for i := range parts {
+		parts[i].c.w.stats = parts[i].stats
+	}
 	if err != nil {
 		// Nothing was written: replay one by one for the exact replies.
-		w.buf, w.errs = w.buf[:mark], errsBefore
+		for i := range parts {
+			w := &parts[i].c.w
+			w.buf, w.errs = w.buf[:parts[i].mark], parts[i].errs
+		}
 		s.gate.RUnlock()
-		for _, cmd := range cmds {
-			s.dispatch(c, cmd.Args)
-			if c.quitting {
-				return
+		for _, p := range parts {
+			for _, cmd := range p.cmds {
+				s.dispatch(p.c, cmd.Args)
+				if p.c.quitting {
+					break
+				}
 			}
 		}
 		return
 	}
 	// The group's time is shared out evenly in commandstats.
-	n := int64(len(cmds))
+	var n int64
+	for _, p := range parts {
+		n += int64(len(p.cmds))
+	}
 	usec := time.Since(start).Microseconds()
-	for i, spec := range specs {
-		spec.stats.calls.Add(1)
-		share := usec / n
-		if int64(i) < usec%n {
-			share++
+	var k int64
+	for _, p := range parts {
+		for _, spec := range p.specs {
+			spec.stats.calls.Add(1)
+			share := usec / n
+			if k < usec%n {
+				share++
+			}
+			k++
+			spec.stats.usec.Add(share)
 		}
-		spec.stats.usec.Add(share)
+		p.c.noteCommand(p.specs[len(p.specs)-1].full, start)
 	}
 	s.stats.commands.Add(n)
 	s.stats.writeGroups.Add(1)
-	c.noteCommand(specs[len(specs)-1].full, start)
 	s.gate.RUnlock()
 }

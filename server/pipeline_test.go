@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"testing"
+
+	"github.com/tidwall/redcon"
 )
 
 // resp encodes commands (space-separated words) as one RESP pipeline.
@@ -141,5 +143,77 @@ func TestPipelineBlocked(t *testing.T) {
 		if got := r.reply(); got != want {
 			t.Fatalf("got %q, want %q", got, want)
 		}
+	}
+}
+
+// TestRunGroupsAcrossClients: the event loop runs the writes of several
+// clients in one transaction; the replies and the state are those of
+// running them one by one, client after client, also when one fails.
+func TestRunGroupsAcrossClients(t *testing.T) {
+	tests := []struct {
+		name    string
+		clients [][]string // each client's commands
+		want    []string   // each client's replies, concatenated
+		xlen    string
+	}{
+		{
+			name:    "all succeed",
+			clients: [][]string{{"XADD s 1-1 f v", "XADD s 2-1 f v"}, {"XADD s 3-1 f v"}, {"INCR n"}},
+			want:    []string{"$3\r\n1-1\r\n$3\r\n2-1\r\n", "$3\r\n3-1\r\n", ":1\r\n"},
+			xlen:    ":3\r\n",
+		},
+		{
+			// The second client's XADD is refused because of the first
+			// client's, which ran before it: the group is replayed and
+			// each keeps what running alone gives it.
+			name:    "one fails",
+			clients: [][]string{{"XADD s 5-1 f v"}, {"XADD s 1-1 f v", "XADD s 6-1 f v"}, {"XADD s 7-1 f v"}},
+			want: []string{"$3\r\n5-1\r\n",
+				"-ERR The ID specified in XADD is equal or smaller than the target stream top item\r\n$3\r\n6-1\r\n",
+				"$3\r\n7-1\r\n"},
+			xlen: ":3\r\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServer(t)
+			var parts []groupPart
+			for i, cmds := range tt.clients {
+				c := &client{s: s, id: int64(i + 1), proto: 2, inMulti: -1, wake: make(chan struct{}, 1), unblockCh: make(chan unblockRequest, 1)}
+				c.w.proto = 2
+				c.w.stats = &s.stats
+				c.authed.Store(true)
+				p := groupPart{c: c}
+				for _, line := range cmds {
+					var args [][]byte
+					for _, f := range strings.Fields(line) {
+						args = append(args, []byte(f))
+					}
+					spec := s.groupable(c, args)
+					if spec == nil {
+						t.Fatalf("%q is not groupable", line)
+					}
+					p.cmds = append(p.cmds, redcon.Command{Args: args})
+					p.specs = append(p.specs, spec)
+				}
+				parts = append(parts, p)
+			}
+			before := s.stats.commands.Load()
+			s.runGroups(parts)
+			for i, p := range parts {
+				if got := string(p.c.w.buf); got != tt.want[i] {
+					t.Errorf("client %d: got %q, want %q", i+1, got, tt.want[i])
+				}
+			}
+			n := int64(0)
+			for _, cmds := range tt.clients {
+				n += int64(len(cmds))
+			}
+			if got := s.stats.commands.Load() - before; got != n {
+				t.Errorf("commands counted: %d, want %d", got, n)
+			}
+			r := dialRaw(t, s)
+			r.expect(tt.xlen, "XLEN", "s")
+		})
 	}
 }

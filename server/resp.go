@@ -294,3 +294,19 @@ func indexCR(b []byte) int {
 	}
 	return -1
 }
+
+// compact drops the framed bytes the event loop has parsed and run,
+// keeping a partial request. The commands' arguments point into out, and
+// a command may keep them (MULTI's queue, a blocked command), so out is
+// never written over: what is left moves to a new buffer.
+func (g *guardConn) compact() {
+	if g.outPos == 0 {
+		return
+	}
+	if g.outPos == len(g.out) {
+		g.out = nil
+	} else {
+		g.out = append([]byte(nil), g.out[g.outPos:]...)
+	}
+	g.outPos = 0
+}

@@ -47,7 +47,8 @@ type Server struct {
 	cmdStats map[*commandSpec]*cmdStats
 
 	listeners []net.Listener
-	rcs       []*redcon.Server
+	rcs       []*redcon.Server // one per listener, without the event loop
+	loop      *eventLoop       // serves every listener, when on (loop_linux.go)
 	started   time.Time
 	runID     string
 	replID    string
@@ -157,10 +158,22 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 			port = ln.Addr().(*net.TCPAddr).Port
 		}
 		s.listeners = append(s.listeners, guardListener{ln})
-		rc := redcon.NewServer("", s.serveRESP, s.accept, s.closed)
-		s.rcs = append(s.rcs, rc)
 	}
 	s.port = port
+	if cfg.EventLoop != "no" {
+		if s.loop, err = newEventLoop(s, s.listeners); err != nil {
+			for _, l := range s.listeners {
+				l.Close()
+			}
+			db.Close()
+			return nil, err
+		}
+	}
+	if s.loop == nil {
+		for range s.listeners {
+			s.rcs = append(s.rcs, redcon.NewServer("", s.serveRESP, s.accept, s.closed))
+		}
+	}
 	return s, nil
 }
 
@@ -206,9 +219,19 @@ func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 // stops accepting, lets in-flight commands finish, disconnects every
 // client, and closes the store. It returns nil after such a stop.
 func (s *Server) Serve(ctx context.Context) error {
-	errc := make(chan error, len(s.rcs))
+	errc := make(chan error, len(s.rcs)+1)
 	for i, rc := range s.rcs {
 		go func() { errc <- rc.Serve(s.listeners[i]) }()
+	}
+	if s.loop != nil {
+		// Counted as a detached loop: the store closes after it returns.
+		s.detached.Add(1)
+		go func() {
+			defer s.detached.Done()
+			if err := s.loop.run(); err != nil {
+				errc <- err
+			}
+		}()
 	}
 	expCtx, cancelExp := context.WithCancel(context.Background())
 	expDone := make(chan struct{})
@@ -258,6 +281,9 @@ func (s *Server) stop() error {
 		c.kill()
 	}
 	s.mu.Unlock()
+	if s.loop != nil {
+		s.loop.stop()
+	}
 	s.detached.Wait()
 	s.stopReplication()
 	for _, fn := range s.beforeClose {
@@ -285,6 +311,8 @@ func (s *Server) accept(conn redcon.Conn) bool {
 		s.stats.rejectedConns.Add(1)
 		if nc := conn.NetConn(); nc != nil {
 			nc.Write([]byte("-" + errMaxClients + "\r\n"))
+		} else {
+			conn.WriteError(errMaxClients) // the event loop writes it
 		}
 		return false
 	}
@@ -344,10 +372,22 @@ func (s *Server) serveRESP(conn redcon.Conn, cmd redcon.Command) {
 		return
 	}
 	if c.detached != nil {
-		// The command blocked: this goroutine now serves the client
-		// outside redcon's loop until it goes away.
-		s.serveDetached(c)
+		// The command blocked: the client is served outside redcon's
+		// loop or the event loop until it goes away.
+		serveOwn(conn, func() { s.serveDetached(c) })
 	}
+}
+
+// serveOwn runs fn, which serves a client that left redcon's loop or the
+// event loop until it goes away: on redcon's goroutine for the client, or
+// on a new one when conn belonged to the event loop, which must go on
+// serving the others.
+func serveOwn(conn redcon.Conn, fn func()) {
+	if _, ok := conn.(loopSocket); ok {
+		go fn()
+		return
+	}
+	fn()
 }
 
 // flushTo hands the accumulated replies to redcon's writer.

@@ -145,8 +145,10 @@ func (r *rawConn) expectClosed() {
 	}
 }
 
-func TestBasicCommands(t *testing.T) {
-	s := startServer(t)
+func TestBasicCommands(t *testing.T) { bothIOModes(t, testBasicCommands) }
+
+func testBasicCommands(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
 	r := dialRaw(t, s)
 	r.expect("+PONG\r\n", "PING")
 	r.expect("$2\r\nhi\r\n", "ping", "hi")
@@ -174,8 +176,10 @@ func TestBasicCommands(t *testing.T) {
 	r.expect("-ERR EXEC without MULTI\r\n", "EXEC")
 }
 
-func TestMulti(t *testing.T) {
-	s := startServer(t)
+func TestMulti(t *testing.T) { bothIOModes(t, testMulti) }
+
+func testMulti(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
 	r := dialRaw(t, s)
 	r.expect("+OK\r\n", "MULTI")
 	r.expect("-ERR MULTI calls can not be nested\r\n", "MULTI")
@@ -204,8 +208,10 @@ func TestMulti(t *testing.T) {
 	r.expect("*1\r\n+PONG\r\n", "EXEC")
 }
 
-func TestProtocolErrors(t *testing.T) {
-	s := startServer(t)
+func TestProtocolErrors(t *testing.T) { bothIOModes(t, testProtocolErrors) }
+
+func testProtocolErrors(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
 	cases := []struct{ in, want string }{
 		{"*1\r\n$999999999999\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"*1\r\nx4\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n"},
@@ -234,8 +240,10 @@ func TestProtocolErrors(t *testing.T) {
 	r.expect("+PONG\r\n", "PING")
 }
 
-func TestAuth(t *testing.T) {
-	s := startServer(t, func(c *Config) { c.RequirePass = "pw" })
+func TestAuth(t *testing.T) { bothIOModes(t, testAuth) }
+
+func testAuth(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode, func(c *Config) { c.RequirePass = "pw" })
 	r := dialRaw(t, s)
 	r.expect("-NOAUTH Authentication required.\r\n", "PING")
 	r.expect("-ERR unknown command 'FOO', with args beginning with: \r\n", "FOO")
@@ -245,8 +253,10 @@ func TestAuth(t *testing.T) {
 	r.expect("+PONG\r\n", "PING")
 }
 
-func TestGoRedis(t *testing.T) {
-	s := startServer(t)
+func TestGoRedis(t *testing.T) { bothIOModes(t, testGoRedis) }
+
+func testGoRedis(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr().String()})
 	defer rdb.Close()
@@ -268,8 +278,10 @@ func TestGoRedis(t *testing.T) {
 	}
 }
 
-func TestBlockingXRead(t *testing.T) {
-	s := startServer(t)
+func TestBlockingXRead(t *testing.T) { bothIOModes(t, testBlockingXRead) }
+
+func testBlockingXRead(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
 	r := dialRaw(t, s)
 	w := dialRaw(t, s)
 	r.expect(":1\r\n", "CLIENT", "ID") // the reader connected first
@@ -306,6 +318,16 @@ func TestBlockingXRead(t *testing.T) {
 	r.expect("*1\r\n*-1\r\n", "EXEC")
 }
 
+// bothIOModes runs test with the event loop and with a goroutine per
+// client (event-loop no): the two must serve clients alike.
+func bothIOModes(t *testing.T, test func(t *testing.T, mode func(*Config))) {
+	for _, mode := range []string{"yes", "no"} {
+		t.Run("event-loop="+mode, func(t *testing.T) {
+			test(t, func(c *Config) { c.EventLoop = mode })
+		})
+	}
+}
+
 // waitFor polls cond: the state it waits on lives in another goroutine.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
@@ -340,8 +362,10 @@ func TestShutdownCommand(t *testing.T) {
 	}
 }
 
-func TestMaxClients(t *testing.T) {
-	s := startServer(t, func(c *Config) { c.MaxClients = 1 })
+func TestMaxClients(t *testing.T) { bothIOModes(t, testMaxClients) }
+
+func testMaxClients(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode, func(c *Config) { c.MaxClients = 1 })
 	r := dialRaw(t, s)
 	r.expect("+PONG\r\n", "PING")
 	r2 := dialRaw(t, s)
@@ -352,8 +376,10 @@ func TestMaxClients(t *testing.T) {
 	r2.expectClosed()
 }
 
-func TestExecBigBatch(t *testing.T) {
-	s := startServer(t)
+func TestExecBigBatch(t *testing.T) { bothIOModes(t, testExecBigBatch) }
+
+func testExecBigBatch(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
 	r := dialRaw(t, s)
 	const n = 10000
 	var b strings.Builder
@@ -377,8 +403,10 @@ func TestExecBigBatch(t *testing.T) {
 	r.expect(":10000\r\n", "XLEN", "s")
 }
 
-func TestUnauthenticatedLimits(t *testing.T) {
-	s := startServer(t, func(c *Config) { c.RequirePass = "pw" })
+func TestUnauthenticatedLimits(t *testing.T) { bothIOModes(t, testUnauthenticatedLimits) }
+
+func testUnauthenticatedLimits(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode, func(c *Config) { c.RequirePass = "pw" })
 	r := dialRaw(t, s)
 	r.send("*11\r\n")
 	if got := r.reply(); got != "-ERR Protocol error: unauthenticated multibulk length\r\n" {

@@ -197,8 +197,9 @@ func TestMalformedRESP(t *testing.T) {
 // TestInfoWriteStalls reads Eddy's write-stop counters through go-redis,
 // as an operator's exporter would: a fresh server has stopped no writes.
 // With appendfsync always, concurrent XADDs share batches and syncs, and
-// INFO persistence counts both: every XADD is one write of a group and
-// one writer of a sync.
+// INFO persistence counts both: every write (an XADD, or the XADDs of
+// the clients the event loop read in one turn) is one write of a group
+// and one writer of a sync.
 func TestInfoCommitsAndSyncs(t *testing.T) {
 	t.Parallel()
 	e := startEddy(t)
@@ -240,8 +241,12 @@ func TestInfoCommitsAndSyncs(t *testing.T) {
 	wg.Wait()
 	after := fields()
 	d := func(f string) int64 { return after[f] - before[f] }
-	if d("eddy_commit_writes") != writers*each || d("eddy_sync_writers") != writers*each {
-		t.Errorf("%d XADDs: commit writes +%d, sync writers +%d, want both +%d", writers*each, d("eddy_commit_writes"), d("eddy_sync_writers"), writers*each)
+	// The event loop runs the XADDs that arrive in one turn as one write.
+	if w := d("eddy_commit_writes"); w < 1 || w > writers*each || d("eddy_sync_writers") != w {
+		t.Errorf("%d XADDs: commit writes +%d, sync writers +%d, want both the same, 1 to %d", writers*each, w, d("eddy_sync_writers"), writers*each)
+	}
+	if n, err := c.XLen(ctx, "s").Result(); err != nil || n != writers*each {
+		t.Errorf("XLEN s = %d, %v; want %d", n, err, writers*each)
 	}
 	if g := d("eddy_commit_groups"); g < 1 || g > writers*each {
 		t.Errorf("%d XADDs in %d groups", writers*each, g)

@@ -1,0 +1,631 @@
+//go:build linux
+
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/redcon"
+)
+
+// The event loop is how clients are served by default on Linux: one
+// thread waits on epoll for every client socket, reads what is ready,
+// runs the commands through serveRESP and writes the replies, the way
+// Redis serves. With a goroutine per client (redcon), each request costs
+// two goroutine switches and a write of its own; measured side by side
+// with Redis on two cores that capped unpipelined requests at about 0.7
+// of Redis's rate, whatever the command (bench/results/HISTORY.md,
+// 2026-12-01).
+//
+// One thread running commands one after the other cannot rely on Pebble
+// to group concurrent commits, so each turn runs the writes of every
+// client that sent only groupable writes in one Engine.Update
+// (runGroups): one batch and one sync for the whole turn.
+//
+// A client leaves the loop for a goroutine of its own, for good, when it
+// would hold the loop up: a command blocks (XREAD BLOCK), waits (WAIT) or
+// turns the connection into a replication link (PSYNC). Detach hands the
+// socket over as a net.Conn, with the requests and replies in flight.
+
+// loopReadSize is how much one read takes from a socket.
+const loopReadSize = 64 << 10
+
+// eventLoop is the epoll loop; run owns everything but the fields under
+// loopConn.mu and the wake pipe.
+type eventLoop struct {
+	s      *Server
+	ep     int
+	wakeR  int
+	wakeW  int
+	lns    []*os.File // the listening sockets, dups of s.listeners
+	lnFDs  map[int]bool
+	conns  map[int]*loopConn
+	buf    []byte
+	ready  []*loopConn
+	groups []groupPart
+
+	stopOnce sync.Once
+	stopping chan struct{}
+	wakeMu   sync.Mutex // orders stop's write to wakeW against closeAll
+}
+
+// newEventLoop prepares a loop over lns.
+func newEventLoop(s *Server, lns []net.Listener) (*eventLoop, error) {
+	l := &eventLoop{
+		s:        s,
+		ep:       -1,
+		wakeR:    -1,
+		wakeW:    -1,
+		lnFDs:    make(map[int]bool),
+		conns:    make(map[int]*loopConn),
+		buf:      make([]byte, loopReadSize),
+		stopping: make(chan struct{}),
+	}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("event loop: %w", err)
+	}
+	l.ep = ep
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+		l.closeAll()
+		return nil, fmt.Errorf("event loop: %w", err)
+	}
+	l.wakeR, l.wakeW = p[0], p[1]
+	if err := l.watch(l.wakeR, syscall.EPOLLIN); err != nil {
+		l.closeAll()
+		return nil, err
+	}
+	for _, ln := range lns {
+		if g, ok := ln.(guardListener); ok {
+			ln = g.Listener
+		}
+		tl, ok := ln.(*net.TCPListener)
+		if !ok {
+			l.closeAll()
+			return nil, fmt.Errorf("event loop: listener %T is not TCP", ln)
+		}
+		// A dup, so that closing the listener (shutdown) cannot hand its
+		// number to another file while the loop still polls it. The
+		// *os.File is kept: its finalizer would close the descriptor.
+		f, err := tl.File()
+		if err != nil {
+			l.closeAll()
+			return nil, fmt.Errorf("event loop: %w", err)
+		}
+		l.lns = append(l.lns, f)
+		fd := int(f.Fd())
+		if err := syscall.SetNonblock(fd, true); err != nil {
+			l.closeAll()
+			return nil, fmt.Errorf("event loop: %w", err)
+		}
+		l.lnFDs[fd] = true
+		if err := l.watch(fd, syscall.EPOLLIN); err != nil {
+			l.closeAll()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func (l *eventLoop) watch(fd int, events uint32) error {
+	ev := syscall.EpollEvent{Events: events, Fd: int32(fd)}
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("event loop: epoll add: %w", err)
+	}
+	return nil
+}
+
+func (l *eventLoop) rewatch(fd int, events uint32) {
+	ev := syscall.EpollEvent{Events: events, Fd: int32(fd)}
+	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, fd, &ev)
+}
+
+// stop makes run return; it may be called from any goroutine, more than
+// once.
+func (l *eventLoop) stop() {
+	l.stopOnce.Do(func() {
+		close(l.stopping)
+		l.wakeMu.Lock()
+		if l.wakeW >= 0 {
+			syscall.Write(l.wakeW, []byte{1})
+		}
+		l.wakeMu.Unlock()
+	})
+}
+
+// closeAll closes the loop's own descriptors.
+func (l *eventLoop) closeAll() {
+	for _, f := range l.lns {
+		f.Close()
+	}
+	l.lns = nil
+	l.wakeMu.Lock()
+	defer l.wakeMu.Unlock()
+	for _, fd := range []int{l.ep, l.wakeR, l.wakeW} {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+	}
+	l.ep, l.wakeR, l.wakeW = -1, -1, -1
+}
+
+// run serves until stop. The clients still in the loop are disconnected
+// when it returns.
+func (l *eventLoop) run() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer l.closeAll()
+	defer func() {
+		for _, lc := range l.conns {
+			l.drop(lc)
+		}
+	}()
+	evs := make([]syscall.EpollEvent, 256)
+	lastSweep := time.Now()
+	for {
+		n, err := syscall.EpollWait(l.ep, evs, 1000)
+		if err != nil && err != syscall.EINTR {
+			return fmt.Errorf("event loop: epoll wait: %w", err)
+		}
+		for i := 0; i < n; i++ {
+			fd, events := int(evs[i].Fd), evs[i].Events
+			switch {
+			case fd == l.wakeR:
+				select {
+				case <-l.stopping:
+					return nil
+				default:
+				}
+			case l.lnFDs[fd]:
+				l.accept(fd)
+			default:
+				lc := l.conns[fd]
+				if lc == nil {
+					continue
+				}
+				if lc.blockedOut {
+					if events&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+						l.drop(lc)
+						continue
+					}
+					l.write(lc)
+					continue
+				}
+				l.read(lc)
+			}
+		}
+		l.serveReady()
+		if now := time.Now(); now.Sub(lastSweep) >= time.Second {
+			lastSweep = now
+			l.sweepIdle(now)
+		}
+	}
+}
+
+// accept takes every pending connection of the listening socket lfd.
+func (l *eventLoop) accept(lfd int) {
+	for {
+		fd, sa, err := syscall.Accept4(lfd, syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
+		switch {
+		case err == syscall.EINTR || err == syscall.ECONNABORTED:
+			continue
+		case err == syscall.EMFILE || err == syscall.ENFILE:
+			l.s.logger.Warn("accept failed: out of file descriptors", "err", err)
+			return
+		case err != nil:
+			return // EAGAIN: nothing more pending
+		}
+		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+		lc := &loopConn{l: l, fd: fd, addr: sockaddrString(sa), lastRead: time.Now()}
+		if lsa, err := syscall.Getsockname(fd); err == nil {
+			lc.laddr = sockaddrString(lsa)
+		}
+		lc.g = &guardConn{}
+		if !l.s.accept(lc) {
+			// maxclients: accept left the error in out.
+			syscall.Write(fd, lc.out)
+			syscall.Close(fd)
+			continue
+		}
+		c := lc.ctx.(*client)
+		lc.g.c = c
+		c.guard = lc.g
+		c.inLoop = true
+		if err := l.watch(fd, syscall.EPOLLIN|syscall.EPOLLRDHUP); err != nil {
+			l.s.logger.Warn("client not served", "err", err)
+			l.drop(lc)
+			continue
+		}
+		l.conns[fd] = lc
+	}
+}
+
+// read takes what the socket has, frames it through the client's guard
+// and parses the complete commands; the client then waits in ready.
+func (l *eventLoop) read(lc *loopConn) {
+	n, err := syscall.Read(lc.fd, l.buf)
+	if err == syscall.EAGAIN || err == syscall.EINTR {
+		return
+	}
+	if n <= 0 {
+		l.drop(lc) // EOF, a reset, or CLIENT KILL's shutdown
+		return
+	}
+	lc.lastRead = time.Now()
+	l.s.stats.netInput.Add(int64(n))
+	g := lc.g
+	perr := g.feed(l.buf[:n])
+	data := g.out[g.outPos:]
+	for len(data) > 0 {
+		complete, args, _, rest, err := redcon.ReadNextCommand(data, nil)
+		if err != nil {
+			// The guard hands on only well-framed requests.
+			perr = &protoError{err.Error()}
+			break
+		}
+		if !complete {
+			break
+		}
+		if len(args) > 0 {
+			lc.cmds = append(lc.cmds, redcon.Command{Args: args})
+		}
+		data = rest
+	}
+	g.outPos = len(g.out) - len(data)
+	lc.perr = perr
+	if len(lc.cmds) > 0 || perr != nil {
+		l.ready = append(l.ready, lc)
+	}
+}
+
+// serveReady runs the commands of the clients read this turn and writes
+// their replies.
+func (l *eventLoop) serveReady() {
+	if len(l.ready) == 0 {
+		return
+	}
+	s := l.s
+	// Writes of every client that sent only groupable writes: one group.
+	groups, total := l.groups[:0], 0
+	for _, lc := range l.ready {
+		lc.grouped = false
+		if lc.perr != nil {
+			continue
+		}
+		c := lc.ctx.(*client)
+		specs := lc.specs[:0]
+		for _, cmd := range lc.cmds {
+			spec := s.groupable(c, cmd.Args)
+			if spec == nil {
+				specs = nil
+				break
+			}
+			specs = append(specs, spec)
+		}
+		if specs == nil {
+			continue
+		}
+		lc.specs = specs
+		lc.grouped = true
+		groups = append(groups, groupPart{c: c, cmds: lc.cmds, specs: specs})
+		total += len(specs)
+	}
+	if total >= 2 {
+		s.runGroups(groups)
+	} else {
+		for _, lc := range l.ready {
+			lc.grouped = false
+		}
+	}
+	clear(groups)
+	l.groups = groups[:0]
+
+	for _, lc := range l.ready {
+		c := lc.ctx.(*client)
+		if lc.grouped {
+			c.flushTo(lc)
+			if c.quitting {
+				lc.closing = true
+			}
+		} else {
+			cmds := lc.cmds
+			for len(cmds) > 0 && !lc.closing && lc.left == nil {
+				lc.pipe = cmds[1:]
+				s.serveRESP(lc, cmds[0])
+				cmds = lc.pipe
+			}
+			lc.pipe = nil
+		}
+		clear(lc.cmds)
+		lc.cmds = lc.cmds[:0]
+		if lc.left != nil {
+			continue // a goroutine serves it now
+		}
+		if pe := lc.perr; pe != nil && !lc.closing {
+			var p *protoError
+			if errors.As(pe, &p) {
+				c.w.Error(errProtocol(p))
+				c.flushTo(lc)
+			}
+			lc.closing = true
+		}
+		lc.perr = nil
+		lc.g.compact()
+		l.write(lc)
+	}
+	clear(l.ready)
+	l.ready = l.ready[:0]
+}
+
+// write sends the client's replies. What the socket does not take waits
+// for EPOLLOUT; meanwhile the client's requests are not read, as a
+// blocking write would not read them either.
+func (l *eventLoop) write(lc *loopConn) {
+	for len(lc.out) > 0 {
+		n, err := syscall.Write(lc.fd, lc.out)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EAGAIN {
+			if !lc.blockedOut {
+				lc.blockedOut = true
+				l.rewatch(lc.fd, syscall.EPOLLOUT)
+			}
+			return
+		}
+		if err != nil || n <= 0 {
+			l.drop(lc)
+			return
+		}
+		lc.out = lc.out[n:]
+	}
+	if cap(lc.out) > loopReadSize {
+		lc.out = nil
+	} else {
+		lc.out = lc.out[:0:cap(lc.out)]
+	}
+	if lc.closing {
+		l.drop(lc)
+		return
+	}
+	if lc.blockedOut {
+		lc.blockedOut = false
+		l.rewatch(lc.fd, syscall.EPOLLIN|syscall.EPOLLRDHUP)
+	}
+}
+
+// sweepIdle disconnects the clients idle longer than the timeout
+// directive. Clients blocked or following as replicas left the loop and
+// never time out here.
+func (l *eventLoop) sweepIdle(now time.Time) {
+	t := l.s.idleTimeout()
+	if t <= 0 {
+		return
+	}
+	for _, lc := range l.conns {
+		if now.Sub(lc.lastRead) > t {
+			l.drop(lc)
+		}
+	}
+}
+
+// drop closes a client's socket and forgets the client.
+func (l *eventLoop) drop(lc *loopConn) {
+	lc.mu.Lock()
+	if !lc.gone {
+		lc.gone = true
+		syscall.Close(lc.fd) // leaves the epoll set too: nothing else holds the socket
+	}
+	lc.mu.Unlock()
+	delete(l.conns, lc.fd)
+	if lc.ctx != nil {
+		l.s.closed(lc, nil)
+	}
+}
+
+// sockaddrString formats a socket address as net.Addr does.
+func sockaddrString(sa syscall.Sockaddr) string {
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return (&net.TCPAddr{IP: a.Addr[:], Port: a.Port}).String()
+	case *syscall.SockaddrInet6:
+		return (&net.TCPAddr{IP: a.Addr[:], Port: a.Port}).String()
+	}
+	return ""
+}
+
+// loopConn is a client in the event loop: redcon.Conn over the loop's
+// socket. Its replies gather in out until the end of the turn.
+type loopConn struct {
+	l     *eventLoop
+	fd    int
+	addr  string
+	laddr string
+	g     *guardConn // frames the input; goes with the client if it leaves
+	ctx   any
+
+	out        []byte           // replies not yet written
+	cmds       []redcon.Command // parsed this turn
+	specs      []*commandSpec   // their specs, when grouped
+	pipe       []redcon.Command // the commands behind the one serveRESP runs
+	perr       error            // the protocol error after cmds, if any
+	grouped    bool             // cmds ran in this turn's group
+	closing    bool             // Close was called: write out, then drop
+	blockedOut bool             // out waits for EPOLLOUT
+	lastRead   time.Time
+
+	mu   sync.Mutex    // orders kill against the loop closing or handing over fd
+	gone bool          // guarded by mu: fd is closed
+	left *loopDetached // guarded by mu (written by the loop only): the client left the loop
+}
+
+func (lc *loopConn) RemoteAddr() string { return lc.addr }
+
+// Close asks for the connection to close once the replies are written.
+func (lc *loopConn) Close() error {
+	lc.closing = true
+	return nil
+}
+
+func (lc *loopConn) WriteRaw(data []byte) {
+	if lc.left != nil {
+		lc.left.wr.WriteRaw(data)
+		return
+	}
+	lc.out = append(lc.out, data...)
+}
+
+func (lc *loopConn) WriteError(msg string)          { lc.WriteRaw(redcon.AppendError(nil, msg)) }
+func (lc *loopConn) WriteString(str string)         { lc.WriteRaw(redcon.AppendString(nil, str)) }
+func (lc *loopConn) WriteBulk(bulk []byte)          { lc.WriteRaw(redcon.AppendBulk(nil, bulk)) }
+func (lc *loopConn) WriteBulkString(bulk string)    { lc.WriteRaw(redcon.AppendBulkString(nil, bulk)) }
+func (lc *loopConn) WriteInt(num int)               { lc.WriteRaw(redcon.AppendInt(nil, int64(num))) }
+func (lc *loopConn) WriteInt64(num int64)           { lc.WriteRaw(redcon.AppendInt(nil, num)) }
+func (lc *loopConn) WriteUint64(num uint64)         { lc.WriteRaw(redcon.AppendUint(nil, num)) }
+func (lc *loopConn) WriteArray(count int)           { lc.WriteRaw(redcon.AppendArray(nil, count)) }
+func (lc *loopConn) WriteNull()                     { lc.WriteRaw(redcon.AppendNull(nil)) }
+func (lc *loopConn) WriteAny(v any)                 { lc.WriteRaw(redcon.AppendAny(nil, v)) }
+func (lc *loopConn) Context() any                   { return lc.ctx }
+func (lc *loopConn) SetContext(v any)               { lc.ctx = v }
+func (lc *loopConn) SetReadBuffer(int)              {}
+func (lc *loopConn) PeekPipeline() []redcon.Command { return lc.pipe }
+func (lc *loopConn) localAddr() string              { return lc.laddr }
+func (lc *loopConn) socketFD() int                  { return lc.fd }
+
+func (lc *loopConn) ReadPipeline() []redcon.Command {
+	p := lc.pipe
+	lc.pipe = nil
+	return p
+}
+
+// WriteBulkFrom is not used by the server.
+func (lc *loopConn) WriteBulkFrom(n int64, rb io.Reader) {
+	b := make([]byte, n)
+	io.ReadFull(rb, b)
+	lc.WriteBulk(b)
+}
+
+// NetConn is the socket once the client left the loop; nil before, as
+// the loop owns the descriptor.
+func (lc *loopConn) NetConn() net.Conn {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.left != nil {
+		return lc.g
+	}
+	return nil
+}
+
+// kill disconnects the client from any goroutine. While the loop owns the
+// socket a shutdown makes its next read fail, and the loop drops it.
+func (lc *loopConn) kill() {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	switch {
+	case lc.left != nil:
+		lc.g.Close()
+	case !lc.gone:
+		syscall.Shutdown(lc.fd, syscall.SHUT_RDWR)
+	}
+}
+
+// Detach takes the client out of the loop: the socket becomes a net.Conn
+// behind the same guard, with the framed requests not yet parsed, the
+// commands behind the running one and the replies not yet written. It
+// runs on the loop's thread.
+func (lc *loopConn) Detach() redcon.DetachedConn {
+	l := lc.l
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, lc.fd, nil)
+	delete(l.conns, lc.fd)
+	nc := socketConn(lc.fd)
+	lc.gone = true
+
+	g := lc.g
+	g.Conn = nc
+	// The commands parsed so far point into g.out: the guard gets a
+	// buffer of its own so that it never overwrites them.
+	g.out, g.outPos = append([]byte(nil), g.out[g.outPos:]...), 0
+	d := &loopDetached{lc: lc, rd: redcon.NewReader(g), wr: redcon.NewWriter(g)}
+	for _, cmd := range lc.pipe {
+		args := make([][]byte, len(cmd.Args))
+		for i, a := range cmd.Args {
+			args[i] = append([]byte(nil), a...)
+		}
+		d.cmds = append(d.cmds, redcon.Command{Args: args})
+	}
+	lc.pipe = nil
+	d.wr.WriteRaw(lc.out)
+	lc.out = nil
+	lc.left = d
+	if c, ok := lc.ctx.(*client); ok {
+		c.inLoop = false
+	}
+	return d
+}
+
+// socketConn turns a socket descriptor into a net.Conn and closes fd (the
+// net.Conn has a dup). A socket Go cannot take is returned closed.
+func socketConn(fd int) net.Conn {
+	f := os.NewFile(uintptr(fd), "")
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		a, b := net.Pipe()
+		a.Close()
+		b.Close()
+		return a
+	}
+	return nc
+}
+
+// loopDetached is a client that left the loop: redcon.DetachedConn over
+// the socket, behind the client's guard.
+type loopDetached struct {
+	lc   *loopConn
+	rd   *redcon.Reader
+	wr   *redcon.Writer
+	cmds []redcon.Command // the rest of the loop's pipeline, read first
+}
+
+func (d *loopDetached) ReadCommand() (redcon.Command, error) {
+	if len(d.cmds) > 0 {
+		cmd := d.cmds[0]
+		d.cmds = d.cmds[1:]
+		return cmd, nil
+	}
+	return d.rd.ReadCommand()
+}
+
+func (d *loopDetached) Flush() error                        { return d.wr.Flush() }
+func (d *loopDetached) Close() error                        { d.wr.Flush(); return d.lc.g.Close() }
+func (d *loopDetached) RemoteAddr() string                  { return d.lc.addr }
+func (d *loopDetached) WriteError(msg string)               { d.wr.WriteError(msg) }
+func (d *loopDetached) WriteString(str string)              { d.wr.WriteString(str) }
+func (d *loopDetached) WriteBulk(bulk []byte)               { d.wr.WriteBulk(bulk) }
+func (d *loopDetached) WriteBulkString(bulk string)         { d.wr.WriteBulkString(bulk) }
+func (d *loopDetached) WriteInt(num int)                    { d.wr.WriteInt(num) }
+func (d *loopDetached) WriteInt64(num int64)                { d.wr.WriteInt64(num) }
+func (d *loopDetached) WriteUint64(num uint64)              { d.wr.WriteUint64(num) }
+func (d *loopDetached) WriteArray(count int)                { d.wr.WriteArray(count) }
+func (d *loopDetached) WriteNull()                          { d.wr.WriteNull() }
+func (d *loopDetached) WriteRaw(data []byte)                { d.wr.WriteRaw(data) }
+func (d *loopDetached) WriteAny(v any)                      { d.wr.WriteAny(v) }
+func (d *loopDetached) WriteBulkFrom(n int64, rb io.Reader) { d.wr.WriteBulkFrom(n, rb) }
+func (d *loopDetached) Context() any                        { return d.lc.ctx }
+func (d *loopDetached) SetContext(v any)                    { d.lc.ctx = v }
+func (d *loopDetached) SetReadBuffer(int)                   {}
+func (d *loopDetached) Detach() redcon.DetachedConn         { return d }
+func (d *loopDetached) ReadPipeline() []redcon.Command      { return nil }
+func (d *loopDetached) PeekPipeline() []redcon.Command      { return nil }
+func (d *loopDetached) NetConn() net.Conn                   { return d.lc.g }

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests hold for both ways of serving clients; they are here for
+// what the event loop must do by hand: sockets closed from other
+// goroutines, idle timeouts, writes the socket does not take at once,
+// clients that leave the loop with requests in flight.
+
+func TestEventLoopIsTheDefault(t *testing.T) {
+	s := startServer(t)
+	if got := s.loop != nil; got != (runtime.GOOS == "linux") {
+		t.Errorf("event loop on: %v, on %s", got, runtime.GOOS)
+	}
+	s = startServer(t, func(c *Config) { c.EventLoop = "no" })
+	if s.loop != nil {
+		t.Error("event-loop no: the loop runs")
+	}
+}
+
+func TestClientKill(t *testing.T) { bothIOModes(t, testClientKill) }
+
+func testClientKill(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	a, b, blocked := dialRaw(t, s), dialRaw(t, s), dialRaw(t, s)
+	a.cmd("CLIENT", "ID")
+	aID := strings.TrimSpace(a.reply()[1:])
+	blocked.cmd("CLIENT", "ID")
+	blockedID := strings.TrimSpace(blocked.reply()[1:])
+	b.expect(":1\r\n", "CLIENT", "KILL", "ID", aID)
+	a.expectClosed()
+	b.expect("+PONG\r\n", "PING")
+	// A blocked client has left the loop: its socket is closed where it
+	// is served now.
+	blocked.cmd("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	b.expect(":1\r\n", "CLIENT", "KILL", "ID", blockedID)
+	blocked.expectClosed()
+	waitFor(t, func() bool { return s.blocks.count() == 0 })
+	b.expect("+PONG\r\n", "PING")
+}
+
+func TestIdleTimeout(t *testing.T) { bothIOModes(t, testIdleTimeout) }
+
+func testIdleTimeout(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode, func(c *Config) { c.Timeout = 1 })
+	idle, blocked := dialRaw(t, s), dialRaw(t, s)
+	idle.expect("+PONG\r\n", "PING")
+	blocked.cmd("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	start := time.Now()
+	idle.expectClosed()
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Errorf("closed after %v, timeout is 1 s", d)
+	}
+	// A blocked client never times out.
+	if s.blocks.count() != 1 {
+		t.Fatal("the blocked client was dropped")
+	}
+	w := dialRaw(t, s)
+	w.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
+	if got := blocked.reply(); !strings.Contains(got, "1-1") {
+		t.Errorf("blocked XREAD: %q", got)
+	}
+}
+
+// A client that does not read its replies must not hold up the others,
+// and gets every byte once it reads.
+func TestSlowReader(t *testing.T) { bothIOModes(t, testSlowReader) }
+
+func testSlowReader(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	w := dialRaw(t, s)
+	value := strings.Repeat("v", 1000)
+	const entries, reads = 1000, 40
+	var b strings.Builder
+	for i := 1; i <= entries; i++ {
+		fmt.Fprintf(&b, "*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$%d\r\n%d-1\r\n$1\r\nf\r\n$%d\r\n%s\r\n", len(strconv.Itoa(i))+2, i, len(value), value)
+	}
+	w.send(b.String())
+	for range entries {
+		w.reply()
+	}
+	// About 40 MB of replies: far more than the socket buffers hold.
+	slow := dialRaw(t, s)
+	b.Reset()
+	for range reads {
+		b.WriteString("*4\r\n$6\r\nXRANGE\r\n$1\r\ns\r\n$1\r\n-\r\n$1\r\n+\r\n")
+	}
+	slow.send(b.String())
+	waitFor(t, func() bool { return strings.Contains(clientListLine(t, w, "cmd=xrange"), "cmd=xrange") })
+	w.expect("+PONG\r\n", "PING")
+	w.expect(":1000\r\n", "XLEN", "s")
+	first := slow.reply()
+	if !strings.HasPrefix(first, "*1000\r\n") {
+		t.Fatalf("XRANGE reply starts %q", first[:min(len(first), 20)])
+	}
+	for i := 1; i < reads; i++ {
+		if got := slow.reply(); got != first {
+			t.Fatalf("XRANGE reply %d differs (%d bytes, want %d)", i, len(got), len(first))
+		}
+	}
+	slow.expect("+PONG\r\n", "PING")
+}
+
+// clientListLine returns the CLIENT LIST line that contains substr, or "".
+func clientListLine(t *testing.T, r *rawConn, substr string) string {
+	t.Helper()
+	r.cmd("CLIENT", "LIST")
+	for _, line := range strings.Split(r.reply(), "\n") {
+		if strings.Contains(line, substr) {
+			return line
+		}
+	}
+	return ""
+}
+
+// WAIT waits inline: the client leaves the loop first.
+func TestWaitHoldsUpNoOne(t *testing.T) { bothIOModes(t, testWaitHoldsUpNoOne) }
+
+func testWaitHoldsUpNoOne(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	a, b := dialRaw(t, s), dialRaw(t, s)
+	a.expect(":0\r\n", "WAIT", "0", "0")
+	// No replica will ever ack: WAIT 1 0 waits until the client goes.
+	a.cmd("WAIT", "1", "0")
+	a.cmd("PING")
+	waitFor(t, func() bool { return strings.Contains(clientListLine(t, b, "cmd=wait"), "cmd=wait") })
+	b.expect("+PONG\r\n", "PING")
+	b.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
+}
+
+// A client that blocks leaves the loop with the rest of its pipeline and
+// the start of a request not yet complete.
+func TestLeaveLoopWithRequestsInFlight(t *testing.T) {
+	bothIOModes(t, testLeaveLoopWithRequestsInFlight)
+}
+
+func testLeaveLoopWithRequestsInFlight(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	r, w := dialRaw(t, s), dialRaw(t, s)
+	r.expect("+PONG\r\n", "PING")
+	r.send("*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n$\r\n" +
+		"*2\r\n$4\r\nECHO\r\n$1\r\na\r\n*2\r\n$4\r\nECHO\r\n$2\r\nb")
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	w.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
+	if got := r.reply(); !strings.Contains(got, "1-1") {
+		t.Errorf("XREAD: %q", got)
+	}
+	r.send("b\r\n")
+	if got := r.reply(); got != "$1\r\na\r\n" {
+		t.Errorf("first ECHO: %q", got)
+	}
+	if got := r.reply(); got != "$2\r\nbb\r\n" {
+		t.Errorf("second ECHO: %q", got)
+	}
+	r.expect("+PONG\r\n", "PING")
+}
+
+// A request split over many reads.
+func TestRequestInPieces(t *testing.T) { bothIOModes(t, testRequestInPieces) }
+
+func testRequestInPieces(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	r := dialRaw(t, s)
+	req := "*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n"
+	for i := range len(req) {
+		r.send(req[i : i+1])
+	}
+	if got := r.reply(); got != "$5\r\nhello\r\n" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -35,8 +35,12 @@ import (
 // turns the connection into a replication link (PSYNC). Detach hands the
 // socket over as a net.Conn, with the requests and replies in flight.
 
-// loopReadSize is how much one read takes from a socket.
-const loopReadSize = 64 << 10
+// loopReadSize is how much one read takes from a socket; loopKeepOut is
+// the largest reply buffer a client keeps between turns.
+const (
+	loopReadSize = 64 << 10
+	loopKeepOut  = 16 << 10
+)
 
 // eventLoop is the epoll loop; run owns everything but the fields under
 // loopConn.mu and the wake pipe.
@@ -388,8 +392,8 @@ func (l *eventLoop) write(lc *loopConn) {
 		}
 		lc.out = lc.out[n:]
 	}
-	if cap(lc.out) > loopReadSize {
-		lc.out = nil
+	if cap(lc.out) > loopKeepOut {
+		lc.out = nil // an idle client keeps no large buffer
 	} else {
 		lc.out = lc.out[:0:cap(lc.out)]
 	}

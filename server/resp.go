@@ -304,7 +304,7 @@ func (g *guardConn) compact() {
 		return
 	}
 	if g.outPos == len(g.out) {
-		g.out = nil
+		g.out = make([]byte, 0, min(cap(g.out), guardKeepBuf))
 	} else {
 		g.out = append([]byte(nil), g.out[g.outPos:]...)
 	}

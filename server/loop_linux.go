@@ -337,51 +337,68 @@ func (l *eventLoop) serveReady() {
 		groups = append(groups, groupPart{c: c, cmds: lc.cmds, specs: specs})
 		total += len(specs)
 	}
-	if total >= 2 {
-		s.runGroups(groups)
-	} else {
+	if total < 2 {
 		for _, lc := range l.ready {
 			lc.grouped = false
 		}
 	}
+	// The other clients first: a read that arrives in the same turn as a
+	// large group of writes does not wait for the group's commit. The
+	// clients of a turn are concurrent, so any order is one Redis could
+	// have served them in.
+	for _, lc := range l.ready {
+		if !lc.grouped {
+			l.finish(lc)
+		}
+	}
+	if total >= 2 {
+		s.runGroups(groups)
+		for _, lc := range l.ready {
+			if lc.grouped {
+				l.finish(lc)
+			}
+		}
+	}
 	clear(groups)
 	l.groups = groups[:0]
-
-	for _, lc := range l.ready {
-		c := lc.ctx.(*client)
-		if lc.grouped {
-			c.flushTo(lc)
-			if c.quitting {
-				lc.closing = true
-			}
-		} else {
-			cmds := lc.cmds
-			for len(cmds) > 0 && !lc.closing && lc.left == nil {
-				lc.pipe = cmds[1:]
-				s.serveRESP(lc, cmds[0])
-				cmds = lc.pipe
-			}
-			lc.pipe = nil
-		}
-		clear(lc.cmds)
-		lc.cmds = lc.cmds[:0]
-		if lc.left != nil {
-			continue // a goroutine serves it now
-		}
-		if pe := lc.perr; pe != nil && !lc.closing {
-			var p *protoError
-			if errors.As(pe, &p) {
-				c.w.Error(errProtocol(p))
-				c.flushTo(lc)
-			}
-			lc.closing = true
-		}
-		lc.perr = nil
-		lc.g.compact()
-		l.write(lc)
-	}
 	clear(l.ready)
 	l.ready = l.ready[:0]
+}
+
+// finish serves the client's commands of this turn (a grouped client's
+// already ran) and writes its replies.
+func (l *eventLoop) finish(lc *loopConn) {
+	c := lc.ctx.(*client)
+	if lc.grouped {
+		c.flushTo(lc)
+		if c.quitting {
+			lc.closing = true
+		}
+	} else {
+		cmds := lc.cmds
+		for len(cmds) > 0 && !lc.closing && lc.left == nil {
+			lc.pipe = cmds[1:]
+			l.s.serveRESP(lc, cmds[0])
+			cmds = lc.pipe
+		}
+		lc.pipe = nil
+	}
+	clear(lc.cmds)
+	lc.cmds = lc.cmds[:0]
+	if lc.left != nil {
+		return // a goroutine serves it now
+	}
+	if pe := lc.perr; pe != nil && !lc.closing {
+		var p *protoError
+		if errors.As(pe, &p) {
+			c.w.Error(errProtocol(p))
+			c.flushTo(lc)
+		}
+		lc.closing = true
+	}
+	lc.perr = nil
+	lc.g.compact()
+	l.write(lc)
 }
 
 // write sends the client's replies. What the socket does not take waits

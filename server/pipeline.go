@@ -100,6 +100,18 @@ func (s *Server) runGroup(c *client, cmds []redcon.Command, specs []*commandSpec
 	c.part[0] = groupPart{}
 }
 
+// replayParts runs the commands of a group one by one through dispatch.
+func (s *Server) replayParts(parts []groupPart) {
+	for _, p := range parts {
+		for _, cmd := range p.cmds {
+			s.dispatch(p.c, cmd.Args)
+			if p.c.quitting {
+				break
+			}
+		}
+	}
+}
+
 // groupPart is one client's share of a group: its writes, in order, and
 // their specs.
 type groupPart struct {
@@ -122,6 +134,14 @@ func (s *Server) runGroups(parts []groupPart) {
 		for i := range parts {
 			parts[i].c.quitting = true
 		}
+		return
+	}
+	if s.engine.Follower() {
+		// The server became a replica after the group was formed (a
+		// REPLICAOF served earlier in the event loop's turn): dispatch
+		// refuses each write.
+		s.gate.RUnlock()
+		s.replayParts(parts)
 		return
 	}
 	for i := range parts {
@@ -161,14 +181,7 @@ func (s *Server) runGroups(parts []groupPart) {
 			w.buf, w.errs = w.buf[:parts[i].mark], parts[i].errs
 		}
 		s.gate.RUnlock()
-		for _, p := range parts {
-			for _, cmd := range p.cmds {
-				s.dispatch(p.c, cmd.Args)
-				if p.c.quitting {
-					break
-				}
-			}
-		}
+		s.replayParts(parts)
 		return
 	}
 	// The group's time is shared out evenly in commandstats.

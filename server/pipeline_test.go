@@ -151,10 +151,11 @@ func TestPipelineBlocked(t *testing.T) {
 // running them one by one, client after client, also when one fails.
 func TestRunGroupsAcrossClients(t *testing.T) {
 	tests := []struct {
-		name    string
-		clients [][]string // each client's commands
-		want    []string   // each client's replies, concatenated
-		xlen    string
+		name     string
+		clients  [][]string // each client's commands
+		want     []string   // each client's replies, concatenated
+		xlen     string
+		follower bool // the server became a replica after the group was formed
 	}{
 		{
 			name:    "all succeed",
@@ -172,6 +173,13 @@ func TestRunGroupsAcrossClients(t *testing.T) {
 				"-ERR The ID specified in XADD is equal or smaller than the target stream top item\r\n$3\r\n6-1\r\n",
 				"$3\r\n7-1\r\n"},
 			xlen: ":3\r\n",
+		},
+		{
+			name:     "now a replica",
+			clients:  [][]string{{"XADD s 1-1 f v"}, {"INCR n"}},
+			want:     []string{"-" + errReadOnlyReplica + "\r\n", "-" + errReadOnlyReplica + "\r\n"},
+			xlen:     ":0\r\n",
+			follower: true,
 		},
 	}
 	for _, tt := range tests {
@@ -199,7 +207,9 @@ func TestRunGroupsAcrossClients(t *testing.T) {
 				parts = append(parts, p)
 			}
 			before := s.stats.commands.Load()
+			s.engine.SetFollower(tt.follower)
 			s.runGroups(parts)
+			s.engine.SetFollower(false)
 			for i, p := range parts {
 				if got := string(p.c.w.buf); got != tt.want[i] {
 					t.Errorf("client %d: got %q, want %q", i+1, got, tt.want[i])
@@ -208,6 +218,9 @@ func TestRunGroupsAcrossClients(t *testing.T) {
 			n := int64(0)
 			for _, cmds := range tt.clients {
 				n += int64(len(cmds))
+			}
+			if tt.follower {
+				n = 0 // refused before they run
 			}
 			if got := s.stats.commands.Load() - before; got != n {
 				t.Errorf("commands counted: %d, want %d", got, n)

@@ -60,6 +60,8 @@ type eventLoop struct {
 	ready  []*loopConn
 	groups []groupPart
 
+	acceptWarned time.Time // when running out of descriptors was last logged
+
 	stopOnce sync.Once
 	stopping chan struct{}
 	wakeMu   sync.Mutex // orders stop's write to wakeW against closeAll
@@ -227,7 +229,12 @@ func (l *eventLoop) accept(lfd int) {
 		case err == syscall.EINTR || err == syscall.ECONNABORTED:
 			continue
 		case err == syscall.EMFILE || err == syscall.ENFILE:
-			l.s.logger.Warn("accept failed: out of file descriptors", "err", err)
+			// The connection stays pending and the listener ready, so
+			// this repeats every turn until a descriptor is freed.
+			if now := time.Now(); now.Sub(l.acceptWarned) >= time.Second {
+				l.acceptWarned = now
+				l.s.logger.Warn("accept failed: out of file descriptors", "err", err)
+			}
 			return
 		case err != nil:
 			return // EAGAIN: nothing more pending

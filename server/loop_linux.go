@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,17 +49,20 @@ const (
 // eventLoop is the epoll loop; run owns everything but the fields under
 // loopConn.mu and the wake pipe.
 type eventLoop struct {
-	s      *Server
-	ep     int
-	wakeR  int
-	wakeW  int
-	lns    []*os.File // the listening sockets, dups of s.listeners
-	lnFDs  map[int]bool
-	conns  map[int]*loopConn
-	buf    []byte
-	args   [][]byte // arena for the arguments of parsed commands, never reused
-	ready  []*loopConn
-	groups []groupPart
+	s     *Server
+	ep    int
+	wakeR int
+	wakeW int
+	lns   []*os.File // the listening sockets, dups of s.listeners
+	lnFDs map[int]bool
+	conns map[int]*loopConn
+	buf   []byte
+	args  [][]byte    // arena for the arguments of parsed commands, never reused
+	ready []*loopConn // clients with commands to run this turn
+	carry []*loopConn // groupable clients left for the next turn (groupMax)
+	// carries counts the clients left for a next turn, for tests.
+	carries atomic.Int64
+	groups  []groupPart
 
 	acceptWarned time.Time // when running out of descriptors was last logged
 
@@ -182,7 +186,11 @@ func (l *eventLoop) run() error {
 	evs := make([]syscall.EpollEvent, 256)
 	lastSweep := time.Now()
 	for {
-		n, err := syscall.EpollWait(l.ep, evs, 1000)
+		wait := 1000
+		if len(l.ready) > 0 {
+			wait = 0 // clients carried over from the last turn
+		}
+		n, err := syscall.EpollWait(l.ep, evs, wait)
 		if err != nil && err != syscall.EINTR {
 			return fmt.Errorf("event loop: epoll wait: %w", err)
 		}
@@ -307,7 +315,8 @@ func (l *eventLoop) read(lc *loopConn) {
 	}
 	g.outPos = len(g.out) - len(data)
 	lc.perr = perr
-	if len(lc.cmds) > 0 || perr != nil {
+	if (len(lc.cmds) > 0 || perr != nil) && !lc.queued {
+		lc.queued = true
 		l.ready = append(l.ready, lc)
 	}
 }
@@ -323,7 +332,7 @@ func (l *eventLoop) serveReady() {
 	groups, total := l.groups[:0], 0
 	for _, lc := range l.ready {
 		lc.grouped = false
-		if lc.perr != nil {
+		if lc.perr != nil || lc.gone {
 			continue
 		}
 		c := lc.ctx.(*client)
@@ -340,6 +349,14 @@ func (l *eventLoop) serveReady() {
 			continue
 		}
 		lc.specs = specs
+		if total > 0 && total+len(specs) > groupMax {
+			// Left for the next turn, which comes at once: a turn's
+			// group stays short, so the reads behind it wait less.
+			lc.carried = true
+			l.carry = append(l.carry, lc)
+			l.carries.Add(1)
+			continue
+		}
 		lc.grouped = true
 		groups = append(groups, groupPart{c: c, cmds: lc.cmds, specs: specs})
 		total += len(specs)
@@ -354,7 +371,7 @@ func (l *eventLoop) serveReady() {
 	// clients of a turn are concurrent, so any order is one Redis could
 	// have served them in.
 	for _, lc := range l.ready {
-		if !lc.grouped {
+		if !lc.grouped && !lc.carried && !lc.gone {
 			l.finish(lc)
 		}
 	}
@@ -369,13 +386,24 @@ func (l *eventLoop) serveReady() {
 	clear(groups)
 	l.groups = groups[:0]
 	clear(l.ready)
-	l.ready = l.ready[:0]
+	l.ready = append(l.ready[:0], l.carry...)
+	for _, lc := range l.carry {
+		lc.carried = false
+	}
+	clear(l.carry)
+	l.carry = l.carry[:0]
 }
+
+// groupMax bounds the writes of one turn's group (a client's whole
+// share, which may be more, always goes in): a read behind a group waits
+// for all of it.
+const groupMax = 256
 
 // finish serves the client's commands of this turn (a grouped client's
 // already ran) and writes its replies.
 func (l *eventLoop) finish(lc *loopConn) {
 	c := lc.ctx.(*client)
+	lc.queued = false
 	if lc.grouped {
 		c.flushTo(lc)
 		if c.quitting {
@@ -501,6 +529,8 @@ type loopConn struct {
 	pipe       []redcon.Command // the commands behind the one serveRESP runs
 	perr       error            // the protocol error after cmds, if any
 	grouped    bool             // cmds ran in this turn's group
+	queued     bool             // in ready
+	carried    bool             // left for the next turn's group
 	closing    bool             // Close was called: write out, then drop
 	blockedOut bool             // out waits for EPOLLOUT
 	lastRead   time.Time

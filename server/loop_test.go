@@ -178,3 +178,45 @@ func testRequestInPieces(t *testing.T, mode func(*Config)) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// More writes arrive in a turn than one group takes (groupMax): the rest
+// run in the next turns, none lost, each client's in order.
+func TestLoopCarriesWritesOver(t *testing.T) {
+	s := startServer(t)
+	if s.loop == nil {
+		t.Skip("no event loop here")
+	}
+	const clients, each = 20, 200
+	conns := make([]*rawConn, clients)
+	for i := range conns {
+		conns[i] = dialRaw(t, s)
+	}
+	for round := 0; s.loop.carries.Load() == 0; round++ {
+		if round == 20 {
+			t.Fatal("no turn held more than one group's writes")
+		}
+		done := make(chan struct{})
+		for i, r := range conns {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				var b strings.Builder
+				for j := 1; j <= each; j++ {
+					b.WriteString(resp(fmt.Sprintf("XADD r%ds%d %d-1 f v", round, i, j)))
+				}
+				r.c.Write([]byte(b.String()))
+			}()
+		}
+		for range conns {
+			<-done
+		}
+		for i, r := range conns {
+			for j := 1; j <= each; j++ {
+				want := fmt.Sprintf("%d-1", j)
+				if got := r.reply(); got != "$"+strconv.Itoa(len(want))+"\r\n"+want+"\r\n" {
+					t.Fatalf("round %d client %d XADD %d: %q", round, i, j, got)
+				}
+			}
+			r.expect(":"+strconv.Itoa(each)+"\r\n", "XLEN", "r"+strconv.Itoa(round)+"s"+strconv.Itoa(i))
+		}
+	}
+}

@@ -218,6 +218,12 @@ func (l *eventLoop) run() error {
 					l.write(lc)
 					continue
 				}
+				if lc.queued {
+					// Carried over: its commands run first, then it
+					// is read again (an end of stream must not drop
+					// commands already read).
+					continue
+				}
 				l.read(lc)
 			}
 		}

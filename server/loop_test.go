@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -217,6 +218,41 @@ func TestLoopCarriesWritesOver(t *testing.T) {
 				}
 			}
 			r.expect(":"+strconv.Itoa(each)+"\r\n", "XLEN", "r"+strconv.Itoa(round)+"s"+strconv.Itoa(i))
+		}
+	}
+}
+
+// A client that sends its writes and closes its side at once gets them
+// all run, also when some wait for the next turn's group: Redis runs what
+// it has read before it notices the end of the stream.
+func TestLoopRunsWritesBeforeEOF(t *testing.T) {
+	s := startServer(t)
+	if s.loop == nil {
+		t.Skip("no event loop here")
+	}
+	const clients, each = 20, 200
+	ctl := dialRaw(t, s)
+	for round := 0; s.loop.carries.Load() == 0; round++ {
+		if round == 20 {
+			t.Fatal("no turn held more than one group's writes")
+		}
+		for i := range clients {
+			r := dialRaw(t, s)
+			var b strings.Builder
+			for j := 1; j <= each; j++ {
+				b.WriteString(resp(fmt.Sprintf("XADD r%ds%d %d-1 f v", round, i, j)))
+			}
+			go func() {
+				r.c.Write([]byte(b.String()))
+				r.c.(*net.TCPConn).CloseWrite()
+			}()
+		}
+		for i := range clients {
+			key := fmt.Sprintf("r%ds%d", round, i)
+			waitFor(t, func() bool {
+				ctl.cmd("XLEN", key)
+				return ctl.reply() == ":"+strconv.Itoa(each)+"\r\n"
+			})
 		}
 	}
 }

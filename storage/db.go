@@ -381,6 +381,9 @@ func (db *DB) SetSyncMode(m SyncMode) {
 	db.mu.Unlock()
 }
 
+// SyncMode is the durability policy in force.
+func (db *DB) SyncMode() SyncMode { return db.syncMode() }
+
 func (db *DB) syncMode() SyncMode {
 	db.mu.Lock()
 	defer db.mu.Unlock()

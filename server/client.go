@@ -24,7 +24,7 @@ type client struct {
 	guard   *guardConn
 	addr    string
 	laddr   string
-	fd      int
+	fd      int // guarded by mu: a client leaving the event loop gets a new one
 	created time.Time
 
 	w replyWriter // owner
@@ -187,7 +187,7 @@ func (c *client) kill() {
 func (c *client) info(now time.Time) string {
 	c.mu.Lock()
 	name, db, proto, cmd, last := c.name, c.db, c.proto, c.lastCmd, c.lastActive
-	multi, blocked := c.inMulti, c.blocked
+	multi, blocked, fd := c.inMulti, c.blocked, c.fd
 	c.mu.Unlock()
 	flags := ""
 	if multi >= 0 {
@@ -205,7 +205,7 @@ func (c *client) info(now time.Time) string {
 	b.WriteString(strconv.FormatInt(c.id, 10))
 	b.WriteString(" addr=" + c.addr)
 	b.WriteString(" laddr=" + c.laddr)
-	b.WriteString(" fd=" + strconv.Itoa(c.fd))
+	b.WriteString(" fd=" + strconv.Itoa(fd))
 	b.WriteString(" name=" + name)
 	b.WriteString(" age=" + strconv.FormatInt(int64(now.Sub(c.created)/time.Second), 10))
 	b.WriteString(" idle=" + strconv.FormatInt(int64(now.Sub(last)/time.Second), 10))

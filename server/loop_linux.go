@@ -661,6 +661,9 @@ func (lc *loopConn) Detach() redcon.DetachedConn {
 	lc.left = d
 	if c, ok := lc.ctx.(*client); ok {
 		c.inLoop = false
+		c.mu.Lock()
+		c.fd = connFD(nc) // the dup's, for CLIENT LIST
+		c.mu.Unlock()
 	}
 	return d
 }

@@ -256,3 +256,30 @@ func TestLoopRunsWritesBeforeEOF(t *testing.T) {
 		}
 	}
 }
+
+// CLIENT LIST shows the descriptor a client has: one of its own once it
+// left the event loop (a dup of the loop's, so never the same number).
+func TestClientListFDAfterLeavingLoop(t *testing.T) {
+	s := startServer(t)
+	if s.loop == nil {
+		t.Skip("no event loop here")
+	}
+	r, w := dialRaw(t, s), dialRaw(t, s)
+	r.expect("+OK\r\n", "CLIENT", "SETNAME", "reader")
+	fd := func() string {
+		line := clientListLine(t, w, "name=reader")
+		for _, f := range strings.Fields(line) {
+			if strings.HasPrefix(f, "fd=") {
+				return f
+			}
+		}
+		t.Fatalf("no fd in %q", line)
+		return ""
+	}
+	before := fd()
+	r.cmd("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	if after := fd(); after == before || after == "fd=-1" {
+		t.Errorf("CLIENT LIST after the client left the loop: %s, before %s", after, before)
+	}
+}

@@ -22,9 +22,9 @@ import (
 
 // groupable returns the spec of args when it may join a group: an
 // authenticated client outside MULTI, a known write command with the
-// right arity that cannot block and needs no special dispatch. Anything
-// else (MULTI, EXEC, WATCH, SELECT, AUTH, reads, a blocking XREADGROUP)
-// ends a group.
+// right arity that cannot block (XREADGROUP only without BLOCK) and needs
+// no special dispatch. Anything else (MULTI, EXEC, WATCH, SELECT, AUTH,
+// reads, XREADGROUP … BLOCK) ends a group.
 func (s *Server) groupable(c *client, args [][]byte) *commandSpec {
 	// A replica's writes go one by one through dispatch, which refuses
 	// them (-READONLY).
@@ -32,11 +32,23 @@ func (s *Server) groupable(c *client, args [][]byte) *commandSpec {
 		return nil
 	}
 	spec, _ := s.lookup(args)
-	const refuse = flagBlocking | flagNoKeyspace | flagNoQueue | flagAnswerFirst | flagExecLike
+	const refuse = flagNoKeyspace | flagNoQueue | flagAnswerFirst | flagExecLike
 	if spec == nil || spec.flags&flagWrite == 0 || spec.flags&refuse != 0 || !spec.arityOK(len(args)) {
 		return nil
 	}
+	if spec.flags&flagBlocking != 0 && mayBlock(args) {
+		return nil
+	}
 	return spec
+}
+
+// mayBlock reports whether a blocking write (XREADGROUP, the only one)
+// asks to block. Without BLOCK it never does, and it may join a group. A
+// request that does not parse fails in its handler, so the group is
+// replayed one by one and the error comes from there.
+func mayBlock(args [][]byte) bool {
+	o, errText := parseXReadOptions(args, true)
+	return errText == "" && o.block
 }
 
 // startsGroup reports whether cmd and the first command redcon has

@@ -65,6 +65,25 @@ func TestPipelineGroups(t *testing.T) {
 			want: []string{"$3\r\n1-1\r\n", "-ERR wrong number of arguments for 'xadd' command\r\n", "$3\r\n2-1\r\n"},
 		},
 		{
+			// XREADGROUP without BLOCK joins a group.
+			name: "xreadgroup",
+			cmds: []string{"XADD s 1-1 f v", "XADD s 2-1 f v", "XGROUP CREATE s g 0",
+				"XREADGROUP GROUP g c COUNT 1 STREAMS s >", "XREADGROUP GROUP g c COUNT 1 STREAMS s >",
+				"XACK s g 1-1", "XREADGROUP GROUP g c STREAMS s 0"},
+			want: []string{"$3\r\n1-1\r\n", "$3\r\n2-1\r\n", "+OK\r\n",
+				"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n",
+				"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n",
+				":1\r\n",
+				"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"},
+		},
+		{
+			// A failing XREADGROUP replays its group one by one.
+			name:  "xreadgroup without its group",
+			cmds:  []string{"XADD s 1-1 f v", "XREADGROUP GROUP nog c STREAMS s >", "XADD s 2-1 f v"},
+			want:  []string{"$3\r\n1-1\r\n", "-" + errNoGroupRead([]byte("s"), []byte("nog")) + "\r\n", "$3\r\n2-1\r\n"},
+			after: [][2]string{{"XLEN s", ":2\r\n"}},
+		},
+		{
 			// QUIT closes the connection: what follows it never runs.
 			name:  "quit",
 			cmds:  []string{"XADD s 1-1 f v", "XADD s 2-1 f v", "QUIT", "XADD s 3-1 f v", "XADD s 4-1 f v"},
@@ -152,6 +171,7 @@ func TestPipelineBlocked(t *testing.T) {
 func TestRunGroupsAcrossClients(t *testing.T) {
 	tests := []struct {
 		name     string
+		setup    []string   // run first, on a connection of their own
 		clients  [][]string // each client's commands
 		want     []string   // each client's replies, concatenated
 		xlen     string
@@ -175,6 +195,16 @@ func TestRunGroupsAcrossClients(t *testing.T) {
 			xlen: ":3\r\n",
 		},
 		{
+			// Each reader gets what running after the one before it
+			// leaves: the next entry.
+			name:    "group readers",
+			setup:   []string{"XADD s 1-1 f v", "XADD s 2-1 f v", "XGROUP CREATE s g 0"},
+			clients: [][]string{{"XREADGROUP GROUP g a COUNT 1 STREAMS s >"}, {"XREADGROUP GROUP g b COUNT 1 STREAMS s >", "XACK s g 1-1 2-1"}},
+			want: []string{"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n",
+				"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n:2\r\n"},
+			xlen: ":2\r\n",
+		},
+		{
 			name:     "now a replica",
 			clients:  [][]string{{"XADD s 1-1 f v"}, {"INCR n"}},
 			want:     []string{"-" + errReadOnlyReplica + "\r\n", "-" + errReadOnlyReplica + "\r\n"},
@@ -185,6 +215,13 @@ func TestRunGroupsAcrossClients(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startServer(t)
+			if len(tt.setup) > 0 {
+				r := dialRaw(t, s)
+				r.send(resp(tt.setup...))
+				for range tt.setup {
+					r.reply()
+				}
+			}
 			var parts []groupPart
 			for i, cmds := range tt.clients {
 				c := &client{s: s, id: int64(i + 1), proto: 2, inMulti: -1, wake: make(chan struct{}, 1), unblockCh: make(chan unblockRequest, 1)}
@@ -228,5 +265,28 @@ func TestRunGroupsAcrossClients(t *testing.T) {
 			r := dialRaw(t, s)
 			r.expect(tt.xlen, "XLEN", "s")
 		})
+	}
+}
+
+func TestMayBlock(t *testing.T) {
+	tests := []struct {
+		req  string
+		want bool
+	}{
+		{"XREADGROUP GROUP g c STREAMS s >", false},
+		{"XREADGROUP GROUP g c COUNT 10 NOACK STREAMS s >", false},
+		{"XREADGROUP GROUP g c BLOCK 0 STREAMS s >", true},
+		{"XREADGROUP GROUP g c COUNT 1 block 100 STREAMS s >", true},
+		{"XREADGROUP GROUP g c BLOCK x STREAMS s >", false}, // refused by the handler
+		{"XREADGROUP GROUP g c STREAMS s BLOCK >", false},   // "BLOCK" is a key there
+	}
+	for _, tt := range tests {
+		var args [][]byte
+		for _, f := range strings.Fields(tt.req) {
+			args = append(args, []byte(f))
+		}
+		if got := mayBlock(args); got != tt.want {
+			t.Errorf("mayBlock(%s) = %v, want %v", tt.req, got, tt.want)
+		}
 	}
 }

@@ -79,15 +79,8 @@ trap cleanup EXIT
 "$GO" build -o "$work/natsbench" ./bench/natsbench
 "$GO" build -o "$work/replbench" ./bench/replbench
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-wait_ping() {
-	for _ in $(seq 1 200); do
-		redis-cli -p "$1" PING 2>/dev/null | grep -q PONG && return 0
-		sleep 0.05
-	done
-	echo "bench: server on port $1 did not answer PING" >&2
-	return 1
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 rport=$(free_port)
 mkdir -p "$work/redis" "$work/eddy"
@@ -129,7 +122,6 @@ fsync() { # mode: set on both servers
 	redis-cli -p "$rport" CONFIG SET appendfsync "$1" >/dev/null
 	redis-cli -p "$eport" CONFIG SET appendfsync "$1" >/dev/null
 }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # A QUICK run's file is marked, so it is not read as part of the history.

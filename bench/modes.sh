@@ -16,7 +16,8 @@ work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 rport=$(free_port) gport=$(free_port) lport=$(free_port)
 mkdir -p "$work/redis" "$work/goroutines" "$work/loop"
 redis-server --port "$rport" --dir "$work/redis" --save '' --appendonly yes --appendfsync everysec >/dev/null 2>&1 &
@@ -26,13 +27,13 @@ pids+=($!)
 "$eddy" server --port "$lport" --dir "$work/loop" --nats-port -1 >/dev/null 2>&1 &
 pids+=($!)
 for p in $rport $gport $lport; do
-	until redis-cli -p "$p" PING >/dev/null 2>&1; do sleep 0.1; done
+	wait_ping "$p"
 	if [ -n "${ALWAYS:-}" ]; then redis-cli -p "$p" CONFIG SET appendfsync always >/dev/null; fi
 	# XLEN and XRANGE read a stream of 200,000 entries.
 	redis-benchmark -p "$p" -c "$clients" -n 200000 -P 16 XADD s '*' f v >/dev/null 2>&1
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+words() { tr ' ' '\n' <<<"$1" | grep -v '^$'; }
 printf '%-24s %10s %18s %18s   p99 ms redis / goroutines / loop\n' load redis goroutines loop
 IFS=,
 for t in $tests; do
@@ -49,8 +50,8 @@ for t in $tests; do
 			p99[$name]="${p99[$name]:-} ${line#* }"
 		done
 	done
-	mr=$(echo "${rps[redis]}" | median) mg=$(echo "${rps[goroutines]}" | median) ml=$(echo "${rps[loop]}" | median)
+	mr=$(words "${rps[redis]}" | median) mg=$(words "${rps[goroutines]}" | median) ml=$(words "${rps[loop]}" | median)
 	printf '%-24s %10s %10s (%4.2f) %10s (%4.2f)   %s / %s / %s\n' "$t" "$mr" "$mg" "$(echo "$mg/$mr" | bc -l)" "$ml" "$(echo "$ml/$mr" | bc -l)" \
-		"$(echo "${p99[redis]}" | median)" "$(echo "${p99[goroutines]}" | median)" "$(echo "${p99[loop]}" | median)"
+		"$(words "${p99[redis]}" | median)" "$(words "${p99[goroutines]}" | median)" "$(words "${p99[loop]}" | median)"
 	IFS=,
 done

@@ -85,6 +85,32 @@ func openBenchStore(b *testing.B, sopts storage.Options) *Engine {
 	return e
 }
 
+// BenchmarkXReadNewest is a woken XREAD: the one entry after the
+// reader's ID, with no COUNT. A wake-up runs it once per blocked client.
+func BenchmarkXReadNewest(b *testing.B) {
+	e := openBenchEngine(b)
+	key := []byte("s")
+	for i := 1; i <= 1000; i++ {
+		a := XAddArgs{ID: ID{uint64(i), 0}, Fields: fv("f", "v")}
+		if err := e.Update(func(tx *Tx) error { _, _, err := tx.XAdd(0, key, &a); return err }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		err := e.View(func(tx *Tx) error {
+			es, err := tx.XRead(0, key, ID{999, 0}, 0)
+			if len(es) != 1 {
+				b.Fatalf("got %d entries", len(es))
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkXLen(b *testing.B) {
 	e := openBenchEngine(b)
 	key := []byte("s")

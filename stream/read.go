@@ -66,6 +66,9 @@ func (tx *Tx) scanEntries(s *streamRef, lo, hi ID, count int64, rev bool) ([]Ent
 		out = make([]Entry, 0, count)
 	}
 	var d entryDecoder
+	if count > 0 {
+		d.want = int(min(count, scanPrealloc))
+	}
 	_, err := tx.eachEntry(s, lo, hi, count, rev, func(sets *fieldSets, k, v []byte) error {
 		d.sets = sets
 		e, err := d.decode(k, v)
@@ -202,13 +205,31 @@ func scanWindow(sm *streamMeta, lo, hi ID, count int64, rev bool) (ID, bool) {
 // result up front.
 const scanPrealloc = 1024
 
+// decodeSlabMax bounds, in bytes, the arrays an entryDecoder carves from.
+const decodeSlabMax = 32 << 10
+
 // entryDecoder copies entries out of iterator memory, carving the bytes
 // and the field slices of many entries out of shared arrays. A full array
-// is replaced, not grown, so entries already returned keep theirs.
+// is replaced, not grown, so entries already returned keep theirs. The
+// first arrays are sized for want entries, or for one when the caller
+// does not know how many it will get; each replacement doubles, up to
+// decodeSlabMax. So a read of one entry (a woken XREAD, once per blocked
+// client) allocates little, and a long scan few times.
 type entryDecoder struct {
 	sets   *fieldSets
+	want   int // entries expected; 0: unknown
 	bytes  []byte
 	fields [][]byte
+}
+
+// slab is the length of the array that replaces a full one of length
+// old: twice as long, or want entries of per each when it is the first,
+// within limit.
+func (d *entryDecoder) slab(old, per, limit int) int {
+	if old == 0 {
+		return min(max(d.want, 1)*per, limit)
+	}
+	return min(2*old, limit)
 }
 
 func (d *entryDecoder) decode(k, v []byte) (Entry, error) {
@@ -217,13 +238,13 @@ func (d *entryDecoder) decode(k, v []byte) (Entry, error) {
 		return Entry{}, err
 	}
 	if cap(d.bytes)-len(d.bytes) < len(v) {
-		d.bytes = make([]byte, 0, max(4*len(v), 512))
+		d.bytes = make([]byte, 0, max(len(v), d.slab(cap(d.bytes), len(v), decodeSlabMax)))
 	}
 	n := len(d.bytes)
 	d.bytes = append(d.bytes, v...)
 	cp := d.bytes[n:len(d.bytes):len(d.bytes)]
 	if cap(d.fields)-len(d.fields) < 16 {
-		d.fields = make([][]byte, 0, 64)
+		d.fields = make([][]byte, 0, max(16, d.slab(cap(d.fields), 4, decodeSlabMax/24)))
 	}
 	f := len(d.fields)
 	if _, d.fields, err = storage.DecodeEntryValue(cp, d.sets, d.fields); err != nil {

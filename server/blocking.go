@@ -137,10 +137,7 @@ func (r *blockRegistry) signal(changes []stream.Change) {
 				continue
 			}
 			r.noteWokenLocked(c, ch.Key)
-			select {
-			case c.wake <- struct{}{}:
-			default:
-			}
+			c.notifyBlocked()
 		}
 	}
 }
@@ -154,10 +151,7 @@ func (r *blockRegistry) signalFlushLocked(ch stream.Change) {
 				continue
 			}
 			r.noteWokenLocked(c, []byte(bk.key))
-			select {
-			case c.wake <- struct{}{}:
-			default:
-			}
+			c.notifyBlocked()
 		}
 	}
 }
@@ -187,7 +181,22 @@ func (s *Server) unblock(c *client, withError bool) bool {
 	case c.unblockCh <- unblockRequest{withError}:
 	default:
 	}
+	c.notifyBlocked()
 	return true
+}
+
+// notifyBlocked tells whoever serves the blocked client that its command
+// may be served now (a key it waits on changed, CLIENT UNBLOCK): the
+// event loop while the client is in it, else the client's goroutine.
+func (c *client) notifyBlocked() {
+	if f := c.loopNotify.Load(); f != nil {
+		(*f)()
+		return
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 // detachedState is a client served outside redcon's loop: one goroutine
@@ -293,11 +302,18 @@ func (s *Server) block(ctx *cmdContext) {
 		s.blocks.remove(c)
 		return
 	}
-	s.detach(c)
 	c.pending = &pendingBlock{ctx: *ctx, req: req}
 	if req.timeout > 0 {
 		c.pending.deadline = time.Now().Add(req.timeout)
 	}
+	if c.inLoop {
+		// The event loop keeps the client and serves the command when
+		// it is woken or times out (loop_linux.go, park); the commands
+		// behind it wait there.
+		c.pending.held = append([]redcon.Command(nil), c.backlog...)
+		return
+	}
+	s.detach(c)
 }
 
 // blockWrites reports whether the blocked command is a write
@@ -313,6 +329,9 @@ type pendingBlock struct {
 	ctx      cmdContext
 	req      *blockRequest
 	deadline time.Time // zero: forever
+	// held are the commands of the client's pipeline behind the blocked
+	// one, for the event loop to run once it is served.
+	held []redcon.Command
 }
 
 // retryBlocked re-runs the read of a blocked command in a fresh View.

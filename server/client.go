@@ -58,6 +58,9 @@ type client struct {
 	closed    chan struct{} // closed when the connection is gone
 	quitting  bool          // owner: close after the reply
 	inLoop    bool          // owner: served by the event loop, not yet detached
+	// loopNotify, set while the client is in the event loop, hands its
+	// blocked command to the loop to retry (notifyBlocked).
+	loopNotify atomic.Pointer[func()]
 
 	// Per-command scratch (dispatch.go), owner only.
 	cmd     cmdContext             // the running command's context

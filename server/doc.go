@@ -30,19 +30,23 @@
 // and effects of running them one by one. The per-command path (lookup,
 // context, write closure, reply buffer) allocates nothing.
 //
-// A client whose command blocks (XREAD BLOCK) leaves redcon's loop or the
-// event loop (blocking.go): from then on one goroutine reads its requests
-// into a queue, so a disconnect is seen while it waits, and its own
-// goroutine runs them in order (after the rest of a pipeline already
-// read). A command that waits inline (WAIT, flagWaits) makes the client
-// leave the event loop before it runs, and so does PSYNC.
+// A client whose command blocks (XREAD BLOCK) stays in the event loop,
+// parked until a commit wakes it or its timeout passes (loop_linux.go);
+// served by redcon, it leaves redcon's loop (blocking.go): from then on
+// one goroutine reads its requests into a queue, so a disconnect is seen
+// while it waits, and its own goroutine runs them in order (after the
+// rest of a pipeline already read). A command that waits inline (WAIT,
+// flagWaits) makes the client leave the event loop before it runs, and so
+// does PSYNC.
 //
 // Invariants and lock order:
 //   - gate (shared per command, exclusive at shutdown) before commitMu
 //     (shared per write, exclusive for an EXEC with watched keys) before
 //     the engine's lock. OnCommit runs with commitMu held shared and takes
 //     watchRegistry.mu and blockRegistry.mu, never the reverse.
-//   - blockRegistry.mu before client.mu; Server.mu before nothing.
+//   - blockRegistry.mu before client.mu, and before eventLoop.wokenMu
+//     before eventLoop.wakeMu (a wake-up handed to the loop); Server.mu
+//     before nothing.
 //   - Handlers never call the Engine directly; they use ctx.tx, so EXEC
 //     can run them all inside its single Update.
 package server

@@ -3,6 +3,7 @@
 package server
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"io"
@@ -32,10 +33,18 @@ import (
 // client that sent only groupable writes in one Engine.Update
 // (runGroups): one batch and one sync for the whole turn.
 //
+// A client whose command blocks (XREAD BLOCK) stays in the loop, parked:
+// its socket is watched only for a hangup, the commands behind the
+// blocked one are held, and the loop retries the command when a commit
+// wakes it (notifyBlocked, through the wake pipe), or answers it when its
+// timeout passes, as Redis does. A wake-up of many readers is then one
+// thread writing their replies, not a goroutine each to schedule
+// (bench/wakebench: 1,000 readers).
+//
 // A client leaves the loop for a goroutine of its own, for good, when it
-// would hold the loop up: a command blocks (XREAD BLOCK), waits (WAIT) or
-// turns the connection into a replication link (PSYNC). Detach hands the
-// socket over as a net.Conn, with the requests and replies in flight.
+// would hold the loop up: a command waits (WAIT) or turns the connection
+// into a replication link (PSYNC). Detach hands the socket over as a
+// net.Conn, with the requests and replies in flight.
 
 // loopReadSize is how much one read takes from a socket, Redis's
 // PROTO_IOBUF_LEN: a client's share of a turn stays small, so the others
@@ -48,7 +57,7 @@ const (
 )
 
 // eventLoop is the epoll loop; run owns everything but the fields under
-// loopConn.mu and the wake pipe.
+// loopConn.mu, the wake pipe and the woken clients (wokenMu).
 type eventLoop struct {
 	s     *Server
 	ep    int
@@ -66,6 +75,15 @@ type eventLoop struct {
 	groups  []groupPart
 
 	acceptWarned time.Time // when running out of descriptors was last logged
+
+	// Parked clients whose blocked command may be served now
+	// (wakeClient, from any goroutine), and the deadlines of blocked
+	// commands.
+	wokenMu    sync.Mutex
+	woken      []*loopConn // guarded by wokenMu
+	wokenSent  bool        // guarded by wokenMu: a byte is on its way through the wake pipe
+	wokenSpare []*loopConn
+	timers     parkTimers
 
 	stopOnce sync.Once
 	stopping chan struct{}
@@ -149,12 +167,33 @@ func (l *eventLoop) rewatch(fd int, events uint32) {
 func (l *eventLoop) stop() {
 	l.stopOnce.Do(func() {
 		close(l.stopping)
-		l.wakeMu.Lock()
-		if l.wakeW >= 0 {
-			syscall.Write(l.wakeW, []byte{1})
-		}
-		l.wakeMu.Unlock()
+		l.poke()
 	})
+}
+
+// poke makes the loop's wait return.
+func (l *eventLoop) poke() {
+	l.wakeMu.Lock()
+	defer l.wakeMu.Unlock()
+	if l.wakeW >= 0 {
+		syscall.Write(l.wakeW, []byte{1})
+	}
+}
+
+// wakeClient asks the loop to retry lc's blocked command; any goroutine
+// may call it (notifyBlocked).
+func (l *eventLoop) wakeClient(lc *loopConn) {
+	l.wokenMu.Lock()
+	if !lc.wokenQueued {
+		lc.wokenQueued = true
+		l.woken = append(l.woken, lc)
+	}
+	send := !l.wokenSent
+	l.wokenSent = true
+	l.wokenMu.Unlock()
+	if send {
+		l.poke()
+	}
 }
 
 // closeAll closes the loop's own descriptors.
@@ -185,11 +224,15 @@ func (l *eventLoop) run() error {
 		}
 	}()
 	evs := make([]syscall.EpollEvent, 256)
+	var drain [64]byte
 	lastSweep := time.Now()
 	for {
 		wait := 1000
 		if len(l.ready) > 0 {
 			wait = 0 // clients carried over from the last turn
+		} else if len(l.timers) > 0 {
+			d := time.Until(l.timers[0].at) + time.Millisecond - 1
+			wait = max(0, min(wait, int(d/time.Millisecond)))
 		}
 		n, err := syscall.EpollWait(l.ep, evs, wait)
 		if err != nil && err != syscall.EINTR {
@@ -203,6 +246,11 @@ func (l *eventLoop) run() error {
 				case <-l.stopping:
 					return nil
 				default:
+				}
+				for {
+					if n, _ := syscall.Read(l.wakeR, drain[:]); n < len(drain) {
+						break
+					}
 				}
 			case l.lnFDs[fd]:
 				l.accept(fd)
@@ -219,6 +267,11 @@ func (l *eventLoop) run() error {
 					l.write(lc)
 					continue
 				}
+				if lc.parked {
+					// Only a hangup is watched while it is blocked.
+					l.drop(lc)
+					continue
+				}
 				if lc.queued {
 					// Carried over: its commands run first, then it
 					// is read again (an end of stream must not drop
@@ -228,7 +281,13 @@ func (l *eventLoop) run() error {
 				l.read(lc)
 			}
 		}
+		l.serveWoken()
+		if len(l.timers) > 0 {
+			l.expireParked(time.Now())
+		}
 		l.serveReady()
+		// Readers woken by this turn's writes are answered in it.
+		l.serveWoken()
 		if now := time.Now(); now.Sub(lastSweep) >= time.Second {
 			lastSweep = now
 			l.sweepIdle(now)
@@ -255,7 +314,7 @@ func (l *eventLoop) accept(lfd int) {
 			return // EAGAIN: nothing more pending
 		}
 		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
-		lc := &loopConn{l: l, fd: fd, addr: sockaddrString(sa), lastRead: time.Now()}
+		lc := &loopConn{l: l, fd: fd, addr: sockaddrString(sa), lastRead: time.Now(), timerIx: -1}
 		if lsa, err := syscall.Getsockname(fd); err == nil {
 			lc.laddr = sockaddrString(lsa)
 		}
@@ -270,6 +329,8 @@ func (l *eventLoop) accept(lfd int) {
 		lc.g.c = c
 		c.guard = lc.g
 		c.inLoop = true
+		notify := func() { l.wakeClient(lc) }
+		c.loopNotify.Store(&notify)
 		if err := l.watch(fd, syscall.EPOLLIN|syscall.EPOLLRDHUP); err != nil {
 			l.s.logger.Warn("client not served", "err", err)
 			l.drop(lc)
@@ -430,19 +491,22 @@ func (l *eventLoop) finish(lc *loopConn) {
 		}
 	} else {
 		cmds := lc.cmds
-		for len(cmds) > 0 && !lc.closing && lc.left == nil {
+		for len(cmds) > 0 && !lc.closing && lc.left == nil && c.pending == nil {
 			lc.pipe = cmds[1:]
 			l.s.serveRESP(lc, cmds[0])
 			cmds = lc.pipe
 		}
 		lc.pipe = nil
+		if c.pending != nil && lc.left == nil {
+			l.park(lc, c, cmds)
+		}
 	}
 	clear(lc.cmds)
 	lc.cmds = lc.cmds[:0]
 	if lc.left != nil {
 		return // a goroutine serves it now
 	}
-	if pe := lc.perr; pe != nil && !lc.closing {
+	if pe := lc.perr; pe != nil && !lc.closing && !lc.parked {
 		var p *protoError
 		if errors.As(pe, &p) {
 			c.w.Error(errProtocol(p))
@@ -450,9 +514,156 @@ func (l *eventLoop) finish(lc *loopConn) {
 		}
 		lc.closing = true
 	}
-	lc.perr = nil
+	if !lc.parked {
+		lc.perr = nil // a parked client's waits behind its held commands
+	}
 	lc.g.compact()
 	l.write(lc)
+}
+
+// park keeps a client whose command blocked (its pendingBlock) until the
+// command is served: rest are the commands behind it, run afterwards.
+func (l *eventLoop) park(lc *loopConn, c *client, rest []redcon.Command) {
+	p := c.pending
+	lc.held = append(append(make([]redcon.Command, 0, len(p.held)+len(rest)), p.held...), rest...)
+	p.held = nil
+	lc.parked = true
+	if !lc.blockedOut {
+		l.rewatch(lc.fd, l.interest(lc))
+	}
+	if !p.deadline.IsZero() {
+		heap.Push(&l.timers, parkTimer{at: p.deadline, lc: lc, p: p})
+	}
+}
+
+// unpark goes on with a client whose blocked command was just answered:
+// the reply, then the commands held behind it.
+func (l *eventLoop) unpark(lc *loopConn) {
+	c := lc.ctx.(*client)
+	l.s.blocks.remove(c)
+	c.pending = nil
+	c.flushTo(lc)
+	lc.parked = false
+	lc.lastRead = time.Now() // the idle timeout counts from the reply, as in Redis
+	if lc.timerIx >= 0 {
+		heap.Remove(&l.timers, lc.timerIx)
+	}
+	if !lc.blockedOut {
+		l.rewatch(lc.fd, l.interest(lc))
+	}
+	lc.cmds = append(lc.cmds[:0], lc.held...)
+	lc.held = nil
+	if (len(lc.cmds) > 0 || lc.perr != nil) && !lc.queued {
+		lc.queued = true
+		l.ready = append(l.ready, lc)
+		return
+	}
+	l.write(lc)
+}
+
+// serveWoken retries the blocked commands of the clients woken since the
+// last call.
+func (l *eventLoop) serveWoken() {
+	l.wokenMu.Lock()
+	woken := l.woken
+	l.woken = l.wokenSpare[:0]
+	for _, lc := range woken {
+		lc.wokenQueued = false
+	}
+	l.wokenSent = false
+	l.wokenMu.Unlock()
+	for _, lc := range woken {
+		if lc.parked && !lc.gone {
+			l.retryParked(lc)
+		}
+	}
+	clear(woken)
+	l.wokenSpare = woken[:0]
+}
+
+// retryParked serves a parked client's command if CLIENT UNBLOCK asked,
+// or if a key that woke it now has what it waits for.
+func (l *eventLoop) retryParked(lc *loopConn) {
+	c := lc.ctx.(*client)
+	p := c.pending
+	select {
+	case u := <-c.unblockCh:
+		if u.withError {
+			c.w.Error(errUnblocked)
+		} else {
+			p.req.onTimeout(&c.w)
+		}
+		l.unpark(lc)
+		return
+	default:
+	}
+	p.ctx.w = &c.w
+	p.ctx.woken = l.s.blocks.takeWoken(c)
+	if len(p.ctx.woken) == 0 {
+		return // already looked at by an earlier retry
+	}
+	if l.s.retryBlocked(&p.ctx, p.req) {
+		l.unpark(lc)
+	}
+}
+
+// expireParked answers the blocked commands whose timeout passed.
+func (l *eventLoop) expireParked(now time.Time) {
+	for len(l.timers) > 0 && !l.timers[0].at.After(now) {
+		t := l.timers[0]
+		heap.Pop(&l.timers)
+		c := t.lc.ctx.(*client)
+		if t.lc.gone || !t.lc.parked || c.pending != t.p {
+			continue
+		}
+		t.p.req.onTimeout(&c.w)
+		l.unpark(t.lc)
+	}
+}
+
+// interest is what the loop watches a client's socket for.
+func (l *eventLoop) interest(lc *loopConn) uint32 {
+	switch {
+	case lc.blockedOut:
+		return syscall.EPOLLOUT
+	case lc.parked:
+		return syscall.EPOLLRDHUP
+	}
+	return syscall.EPOLLIN | syscall.EPOLLRDHUP
+}
+
+// parkTimer is the deadline of a parked client's blocked command.
+type parkTimer struct {
+	at time.Time
+	lc *loopConn
+	p  *pendingBlock
+}
+
+// parkTimers is a heap of deadlines, earliest first; each client knows
+// its place (loopConn.timerIx), so that an answered command's deadline
+// goes at once.
+type parkTimers []parkTimer
+
+func (h parkTimers) Len() int           { return len(h) }
+func (h parkTimers) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h parkTimers) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].lc.timerIx, h[j].lc.timerIx = i, j
+}
+
+func (h *parkTimers) Push(x any) {
+	t := x.(parkTimer)
+	t.lc.timerIx = len(*h)
+	*h = append(*h, t)
+}
+
+func (h *parkTimers) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = parkTimer{}
+	*h = old[:len(old)-1]
+	t.lc.timerIx = -1
+	return t
 }
 
 // write sends the client's replies. What the socket does not take waits
@@ -488,20 +699,20 @@ func (l *eventLoop) write(lc *loopConn) {
 	}
 	if lc.blockedOut {
 		lc.blockedOut = false
-		l.rewatch(lc.fd, syscall.EPOLLIN|syscall.EPOLLRDHUP)
+		l.rewatch(lc.fd, l.interest(lc))
 	}
 }
 
 // sweepIdle disconnects the clients idle longer than the timeout
-// directive. Clients blocked or following as replicas left the loop and
-// never time out here.
+// directive. Blocked clients never time out, as in Redis; replicas left
+// the loop.
 func (l *eventLoop) sweepIdle(now time.Time) {
 	t := l.s.idleTimeout()
 	if t <= 0 {
 		return
 	}
 	for _, lc := range l.conns {
-		if now.Sub(lc.lastRead) > t {
+		if !lc.parked && now.Sub(lc.lastRead) > t {
 			l.drop(lc)
 		}
 	}
@@ -516,6 +727,9 @@ func (l *eventLoop) drop(lc *loopConn) {
 	}
 	lc.mu.Unlock()
 	delete(l.conns, lc.fd)
+	if lc.timerIx >= 0 {
+		heap.Remove(&l.timers, lc.timerIx)
+	}
 	if lc.ctx != nil {
 		l.s.closed(lc, nil)
 	}
@@ -553,6 +767,12 @@ type loopConn struct {
 	closing    bool             // Close was called: write out, then drop
 	blockedOut bool             // out waits for EPOLLOUT
 	lastRead   time.Time
+	parked     bool             // its command is blocked (park)
+	held       []redcon.Command // while parked: the commands behind the blocked one
+	timerIx    int              // its place in eventLoop.timers; -1: none
+	// wokenQueued is set while it is in eventLoop.woken; guarded by
+	// eventLoop.wokenMu.
+	wokenQueued bool
 
 	mu   sync.Mutex    // orders kill against the loop closing or handing over fd
 	gone bool          // guarded by mu: fd is closed
@@ -661,6 +881,7 @@ func (lc *loopConn) Detach() redcon.DetachedConn {
 	lc.left = d
 	if c, ok := lc.ctx.(*client); ok {
 		c.inLoop = false
+		c.loopNotify.Store(nil)
 		c.mu.Lock()
 		c.fd = connFD(nc) // the dup's, for CLIENT LIST
 		c.mu.Unlock()

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"container/heap"
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +15,8 @@ import (
 // These tests hold for both ways of serving clients; they are here for
 // what the event loop must do by hand: sockets closed from other
 // goroutines, idle timeouts, writes the socket does not take at once,
-// clients that leave the loop with requests in flight.
+// clients parked on a blocked command, clients that leave the loop with
+// requests in flight.
 
 func TestEventLoopIsTheDefault(t *testing.T) {
 	s := startServer(t)
@@ -38,8 +41,8 @@ func testClientKill(t *testing.T, mode func(*Config)) {
 	b.expect(":1\r\n", "CLIENT", "KILL", "ID", aID)
 	a.expectClosed()
 	b.expect("+PONG\r\n", "PING")
-	// A blocked client has left the loop: its socket is closed where it
-	// is served now.
+	// A blocked client: parked in the loop, or served by a goroutine of
+	// its own.
 	blocked.cmd("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
 	waitFor(t, func() bool { return s.blocks.count() == 1 })
 	b.expect(":1\r\n", "CLIENT", "KILL", "ID", blockedID)
@@ -66,10 +69,7 @@ func testIdleTimeout(t *testing.T, mode func(*Config)) {
 		t.Fatal("the blocked client was dropped")
 	}
 	w := dialRaw(t, s)
-	w.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
-	if got := blocked.reply(); !strings.Contains(got, "1-1") {
-		t.Errorf("blocked XREAD: %q", got)
-	}
+	wake(t, w, blocked, "1-1")
 }
 
 // A client that does not read its replies must not hold up the others,
@@ -151,10 +151,7 @@ func testLeaveLoopWithRequestsInFlight(t *testing.T, mode func(*Config)) {
 	r.send("*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n$\r\n" +
 		"*2\r\n$4\r\nECHO\r\n$1\r\na\r\n*2\r\n$4\r\nECHO\r\n$2\r\nb")
 	waitFor(t, func() bool { return s.blocks.count() == 1 })
-	w.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
-	if got := r.reply(); !strings.Contains(got, "1-1") {
-		t.Errorf("XREAD: %q", got)
-	}
+	wake(t, w, r, "1-1")
 	r.send("b\r\n")
 	if got := r.reply(); got != "$1\r\na\r\n" {
 		t.Errorf("first ECHO: %q", got)
@@ -257,8 +254,9 @@ func TestLoopRunsWritesBeforeEOF(t *testing.T) {
 	}
 }
 
-// CLIENT LIST shows the descriptor a client has: one of its own once it
-// left the event loop (a dup of the loop's, so never the same number).
+// CLIENT LIST shows the descriptor a client has: the loop's while it is
+// blocked there, one of its own once it left the event loop (a dup of
+// the loop's, so never the same number).
 func TestClientListFDAfterLeavingLoop(t *testing.T) {
 	s := startServer(t)
 	if s.loop == nil {
@@ -277,9 +275,119 @@ func TestClientListFDAfterLeavingLoop(t *testing.T) {
 		return ""
 	}
 	before := fd()
+	// A blocked reader stays in the loop, with its descriptor.
 	r.cmd("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
 	waitFor(t, func() bool { return s.blocks.count() == 1 })
-	if after := fd(); after == before || after == "fd=-1" {
-		t.Errorf("CLIENT LIST after the client left the loop: %s, before %s", after, before)
+	if after := fd(); after != before {
+		t.Errorf("CLIENT LIST of a reader blocked in the loop: %s, before %s", after, before)
+	}
+	w.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
+	want := "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+	if got := r.reply(); got != want {
+		t.Errorf("woken reader: %q, want %q", got, want)
+	}
+	// WAIT takes it out of the loop.
+	r.cmd("WAIT", "1", "0")
+	waitFor(t, func() bool { after := fd(); return after != before && after != "fd=-1" })
+}
+
+// Blocked commands time out each at its own deadline. One answered before
+// its deadline leaves no timer behind to answer the client's next blocked
+// command.
+func TestBlockedTimeouts(t *testing.T) { bothIOModes(t, testBlockedTimeouts) }
+
+func testBlockedTimeouts(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	early, late, w := dialRaw(t, s), dialRaw(t, s), dialRaw(t, s)
+	early.cmd("XREAD", "BLOCK", "100", "STREAMS", "s", "$")
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	wake(t, w, early, "1-1")
+	early.cmd("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+	start := time.Now()
+	late.expect("*-1\r\n", "XREAD", "BLOCK", "300", "STREAMS", "s", "$")
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Errorf("BLOCK 300 answered after %v", waited)
+	}
+	// Past the first command's deadline, the client still waits.
+	if n := s.blocks.count(); n != 1 {
+		t.Fatalf("%d clients blocked, want 1", n)
+	}
+	wake(t, w, early, "2-1")
+}
+
+// A protocol error read behind a blocked command is answered after it, as
+// it would be after any command, and ends the connection.
+func TestProtocolErrorBehindBlocked(t *testing.T) { bothIOModes(t, testProtocolErrorBehindBlocked) }
+
+func testProtocolErrorBehindBlocked(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	r, w := dialRaw(t, s), dialRaw(t, s)
+	r.send("*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n$\r\n" +
+		"*1\r\n$4\r\nPING\r\n*x\r\n")
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	wake(t, w, r, "1-1")
+	if got := r.reply(); got != "+PONG\r\n" {
+		t.Errorf("PING: %q", got)
+	}
+	if got := r.reply(); got != "-ERR Protocol error: invalid multibulk length\r\n" {
+		t.Errorf("protocol error: %q", got)
+	}
+	r.expectClosed()
+}
+
+func TestParkTimers(t *testing.T) {
+	base := time.Now()
+	for _, tc := range []struct {
+		name   string
+		at     []int // deadlines, ms after base, one client each
+		remove []int // clients whose deadline goes before popping
+		want   []int // clients popped, in order
+		tied   bool  // equal deadlines: any order
+	}{
+		{"in order", []int{3, 1, 2}, nil, []int{1, 2, 0}, false},
+		{"remove the earliest", []int{3, 1, 2}, []int{1}, []int{2, 0}, false},
+		{"remove all but one", []int{5, 4, 3, 2, 1}, []int{4, 0, 2, 1}, []int{3}, false},
+		{"equal deadlines", []int{1, 1, 1}, []int{1}, []int{0, 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var h parkTimers
+			lcs := make([]*loopConn, len(tc.at))
+			for i, ms := range tc.at {
+				lcs[i] = &loopConn{timerIx: -1}
+				heap.Push(&h, parkTimer{at: base.Add(time.Duration(ms) * time.Millisecond), lc: lcs[i]})
+			}
+			for _, i := range tc.remove {
+				heap.Remove(&h, lcs[i].timerIx)
+				if lcs[i].timerIx != -1 {
+					t.Errorf("client %d removed, still at %d", i, lcs[i].timerIx)
+				}
+			}
+			var got []int
+			for h.Len() > 0 {
+				for j, pt := range h {
+					if pt.lc.timerIx != j {
+						t.Fatalf("heap slot %d holds a client at %d", j, pt.lc.timerIx)
+					}
+				}
+				lc := heap.Pop(&h).(parkTimer).lc
+				got = append(got, slices.Index(lcs, lc))
+			}
+			if tc.tied {
+				slices.Sort(got)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("popped %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// wake appends entry id to stream s through w and checks that the reader
+// blocked on s gets it.
+func wake(t *testing.T, w, reader *rawConn, id string) {
+	t.Helper()
+	w.expect("$3\r\n"+id+"\r\n", "XADD", "s", id, "f", "v")
+	if got := reader.reply(); !strings.Contains(got, id) {
+		t.Fatalf("blocked reader, woken by %s: %q", id, got)
 	}
 }

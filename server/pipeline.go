@@ -91,8 +91,8 @@ func (s *Server) servePipeline(c *client, conn redcon.Conn, first redcon.Command
 		s.dispatch(c, cmds[i].Args)
 		c.backlog = nil
 		i++
-		if c.quitting || c.detached != nil {
-			break
+		if c.quitting || c.detached != nil || c.pending != nil {
+			break // a blocked command keeps the rest (pendingBlock.held)
 		}
 	}
 	c.flushTo(conn)

@@ -352,8 +352,11 @@ func (g *groupOp) pendingIn(lo, hi ID) ([]pendingEntry, error) {
 }
 
 // pendingOf returns the PEL entries of ids, each once and in ID order,
-// seeking one iterator from ID to ID instead of a Get per ID (each Get
-// builds an iterator of its own).
+// with one iterator instead of a Get per ID (each Get builds an iterator
+// of its own). The IDs one XACK names were mostly delivered together,
+// and are adjacent in the PEL: from a record found the iterator steps to
+// the next before it seeks, and a step is a fraction of a seek, which
+// positions every level of the LSM anew.
 func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
 	if g.rec.Pending == 0 || len(ids) == 0 {
 		return nil, nil
@@ -369,16 +372,30 @@ func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
 	}
 	slices.SortFunc(sorted, ID.Compare)
 	sorted = slices.Compact(sorted)
-	lower, upper := storage.PELBounds(g.s.db, g.s.key, g.s.meta.Version, g.name)
+	lower := g.pelKey(sorted[0])
+	upper := append(g.pelKey(sorted[len(sorted)-1]), 0)
 	it, err := g.tx.r.NewIter(lower, upper)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]pendingEntry, 0, len(sorted))
 	var owners []byte
+	// at: the iterator is on the first record after the last ID looked
+	// up, so a record past the next ID's key means that ID has none.
+	at := false
 	for _, id := range sorted {
 		k := g.scratchPELKey(id)
-		if !it.SeekGE(k) || !bytes.Equal(it.Key(), k) {
+		c := -1
+		if at {
+			c = bytes.Compare(it.Key(), k)
+		}
+		if c < 0 {
+			if !it.SeekGE(k) {
+				break // no record at or after k
+			}
+			at, c = true, bytes.Compare(it.Key(), k)
+		}
+		if c > 0 {
 			continue
 		}
 		var n nack
@@ -387,6 +404,7 @@ func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
 			return nil, err
 		}
 		out = append(out, pendingEntry{id, n})
+		at = it.Next()
 	}
 	return out, it.Close()
 }

@@ -206,6 +206,46 @@ func TestSyncsCounted(t *testing.T) {
 	}
 }
 
+// With appendfsync everysec, writes of more than walSyncAhead bytes are
+// synced at once, not at the next second: Pebble would otherwise sync
+// them on the committing thread when it switches memtables.
+func TestEverySecSyncsAhead(t *testing.T) {
+	opts := InMemory()
+	opts.Sync = SyncEverySec
+	opts.syncEvery = time.Hour // no sync but the ones ahead
+	db, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	write := func(n int) {
+		t.Helper()
+		b := db.NewBatch()
+		if err := b.Set([]byte("k"), make([]byte, n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if err := db.WaitDurable(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(walSyncAhead / 2)
+	if n := db.Syncs().Count; n != 0 {
+		t.Fatalf("%d syncs after half of walSyncAhead, want none", n)
+	}
+	write(walSyncAhead / 2)
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Syncs().Count == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no sync after walSyncAhead bytes")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestGarbageCollected(t *testing.T) {
 	db := openMem(t)
 	b := db.NewBatch()

@@ -47,6 +47,7 @@ func (db *DB) ApplyRepr(repr, state []byte) error {
 	if b.Empty() {
 		return nil
 	}
+	db.unsynced.Add(int64(b.Len()))
 	if err := db.pdb.Apply(b, pebble.NoSync); err != nil {
 		return err
 	}

@@ -515,7 +515,7 @@ func (l *eventLoop) finish(lc *loopConn) {
 		lc.closing = true
 	}
 	if !lc.parked {
-		lc.perr = nil // a parked client's waits behind its held commands
+		lc.perr = nil // a parked client's error is answered after its held commands
 	}
 	lc.g.compact()
 	l.write(lc)

@@ -150,6 +150,9 @@ func TestAppendTargetTablesHoldEntriesApart(t *testing.T) {
 // Marking a stream that is already a target, as the engine does every few
 // thousand appends and a replica on every batch, allocates nothing.
 func TestMarkAppendTargetRefreshDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race allocates")
+	}
 	db := openMem(t)
 	key := []byte("s")
 	db.MarkAppendTarget(0, key, 1)

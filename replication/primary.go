@@ -2,7 +2,6 @@ package replication
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -35,9 +34,11 @@ type Primary struct {
 	eng    *stream.Engine
 	logger *slog.Logger
 
-	mu       sync.Mutex
-	links    map[*link]struct{} // guarded by mu
-	acked    chan struct{}      // guarded by mu: closed when any replica acks
+	mu    sync.Mutex
+	links map[*link]struct{} // guarded by mu
+	// onAck is called after each acknowledgement of a replica (WAIT's
+	// wake-up); nil for none.
+	onAck    atomic.Pointer[func()]
 	syncFull atomic.Int64
 	partOK   atomic.Int64
 	partErr  atomic.Int64
@@ -57,8 +58,12 @@ func NewPrimary(log *Log, eng *stream.Engine, logger *slog.Logger) *Primary {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Primary{log: log, eng: eng, logger: logger, links: make(map[*link]struct{}), acked: make(chan struct{})}
+	return &Primary{log: log, eng: eng, logger: logger, links: make(map[*link]struct{})}
 }
+
+// OnAck makes fn run after each acknowledgement of a replica, on the
+// link's goroutine: WAIT is woken by it.
+func (p *Primary) OnAck(fn func()) { p.onAck.Store(&fn) }
 
 // SyncStats are INFO's sync_full, sync_partial_ok and sync_partial_err.
 func (p *Primary) SyncStats() (full, partialOK, partialErr int64) {
@@ -88,38 +93,32 @@ func (p *Primary) Replicas() []ReplicaInfo {
 	return out
 }
 
-// Wait waits until n replicas acknowledged the log's current end, or
-// ctx ends, and returns how many did (WAIT).
-func (p *Primary) Wait(ctx context.Context, n int) int {
-	_, target := p.log.ID()
-	for {
-		p.mu.Lock()
-		got := 0
-		for l := range p.links {
-			if l.acked.Load() >= target {
-				got++
-			}
-		}
-		ch := p.acked
-		p.mu.Unlock()
-		if got >= n {
-			return got
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return got
+// End is the log's current end: the offset a WAIT waits for its
+// replicas to acknowledge.
+func (p *Primary) End() uint64 {
+	_, end := p.log.ID()
+	return end
+}
+
+// Acked counts the replicas that acknowledged offset target (WAIT).
+func (p *Primary) Acked(target uint64) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	got := 0
+	for l := range p.links {
+		if l.acked.Load() >= target {
+			got++
 		}
 	}
+	return got
 }
 
 func (p *Primary) noteAck(l *link, off uint64) {
 	l.acked.Store(off)
 	l.lastAck.Store(time.Now().UnixMilli())
-	p.mu.Lock()
-	close(p.acked)
-	p.acked = make(chan struct{})
-	p.mu.Unlock()
+	if fn := p.onAck.Load(); fn != nil {
+		(*fn)()
+	}
 }
 
 // PSync is a replica's request, from the handshake on the RESP port.

@@ -288,7 +288,11 @@ func (s *Server) block(ctx *cmdContext) {
 	case <-c.wake:
 	default:
 	}
-	s.blocks.add(c, ctx.db, req.keys)
+	db := ctx.db
+	if req.acks {
+		db = ackDB
+	}
+	s.blocks.add(c, db, req.keys)
 	if s.blockWrites(ctx) {
 		s.blocks.wakeOnAnyChange(c)
 	}

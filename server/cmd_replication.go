@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,9 +9,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/eddy-streams/eddy/replication"
+	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
 )
 
@@ -26,7 +25,7 @@ func replicationCommands() []*commandSpec {
 		{name: "replicaof", arity: 3, flags: flagAdmin | flagNoScript | flagStale | flagNoAsyncLoading | flagNoKeyspace, handler: cmdReplicaOf},
 		{name: "slaveof", arity: 3, flags: flagAdmin | flagNoScript | flagStale | flagNoAsyncLoading | flagNoKeyspace, handler: cmdReplicaOf},
 		{name: "role", arity: 1, flags: flagNoScript | flagLoading | flagStale | flagFast | flagNoKeyspace, handler: cmdRole},
-		{name: "wait", arity: 3, flags: flagNoScript | flagNoKeyspace | flagWaits, handler: cmdWait},
+		{name: "wait", arity: 3, flags: flagNoScript | flagNoKeyspace, handler: cmdWait},
 		{name: "replconf", arity: -1, flags: flagAdmin | flagNoScript | flagLoading | flagStale | flagAllowBusy | flagNoKeyspace, handler: cmdReplConf},
 		{name: "psync", arity: -3, flags: flagAdmin | flagNoScript | flagNoAsyncLoading | flagNoMulti | flagNoKeyspace, handler: cmdPSync},
 	}
@@ -248,29 +247,44 @@ func cmdWait(ctx *cmdContext) {
 		ctx.w.Error(errWaitOnReplica)
 		return
 	}
-	var deadline time.Time
-	if ms > 0 {
-		deadline = time.Now().Add(time.Duration(ms) * time.Millisecond)
+	// The replicas must acknowledge the log as it ends now: the client's
+	// writes, and everyone else's before them.
+	primary, target := s.repl.primary, s.repl.primary.End()
+	acked := func() int64 { return int64(primary.Acked(target)) }
+	if got := acked(); got >= n || ctx.inMulti {
+		ctx.w.Int(got) // inside EXEC, Redis answers at once
+		return
 	}
-	// Waited in slices, so that a shutdown (which waits for running
-	// commands) is never held up by a WAIT with no timeout.
-	var got int
-	for {
-		slice := 100 * time.Millisecond
-		if !deadline.IsZero() {
-			slice = min(slice, time.Until(deadline))
-		}
-		if ctx.inMulti {
-			slice = 0 // inside EXEC, Redis answers at once
-		}
-		wctx, cancel := context.WithTimeout(context.Background(), max(slice, 0))
-		got = s.repl.primary.Wait(wctx, int(n))
-		cancel()
-		if got >= int(n) || ctx.inMulti || s.isClosing() || !deadline.IsZero() && !time.Now().Before(deadline) {
-			break
-		}
+	// Blocked as XREAD BLOCK is (blocking.go), woken by every
+	// acknowledgement: the event loop keeps serving the others.
+	ctx.block = &blockRequest{
+		acks:    true,
+		keys:    [][]byte{[]byte(ackKey)},
+		timeout: blockTimeout(ms),
+		retry: func(rc *cmdContext) bool {
+			got := acked()
+			if got < n {
+				return false
+			}
+			rc.w.Int(got)
+			return true
+		},
+		onTimeout: func(w *replyWriter) { w.Int(acked()) },
 	}
-	ctx.w.Int(int64(got))
+}
+
+// ackDB and ackKey are where a blocked WAIT is registered with the
+// blocked clients (blockRegistry): a database no key lives in, so a
+// replica's acknowledgement is the only change that reaches them.
+const (
+	ackDB  = -1
+	ackKey = "replica acknowledgements"
+)
+
+// wakeWaiters wakes the clients blocked in WAIT, after a replica
+// acknowledged an offset.
+func (s *Server) wakeWaiters() {
+	s.blocks.signal([]stream.Change{{DB: ackDB, Key: []byte(ackKey), Kind: stream.Appended}})
 }
 
 func cmdReplConf(ctx *cmdContext) {

@@ -39,10 +39,6 @@ const (
 	// keyspace locked, the command runs without a transaction instead of
 	// being refused (INFO, whose keyspace section is then empty).
 	flagLoadingBare
-	// flagWaits: the command waits inline for something other than a key
-	// (WAIT for replicas). The event loop hands its client to a goroutine
-	// before running it, so that the other clients are not held up.
-	flagWaits
 )
 
 // commandSpec is one entry of the command table: what drives dispatch
@@ -130,7 +126,10 @@ type cmdContext struct {
 
 // blockRequest describes how a blocked command waits and resumes.
 type blockRequest struct {
-	keys    [][]byte
+	keys [][]byte
+	// acks: the command waits for replicas' acknowledgements (WAIT), not
+	// for keys; it is woken by each of them (ackKey).
+	acks    bool
 	timeout time.Duration // 0 waits forever
 	// retry re-runs the read in a fresh View after a wake-up, looking at
 	// ctx.woken in that order; it returns true if it wrote a reply (the

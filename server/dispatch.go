@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/stream"
-	"github.com/tidwall/redcon"
 )
 
 // errRollback makes Update drop the writes of a command that replied
@@ -187,13 +186,6 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 		c.multi.cmds = append(c.multi.cmds, queuedCmd{spec: spec, args: args})
 		c.setMultiCount(len(c.multi.cmds))
 		c.w.Simple("QUEUED")
-		return
-	}
-	if spec.flags&flagWaits != 0 && c.inLoop {
-		// The event loop must not wait: the client leaves it, and its
-		// goroutine runs this command first (serveOwn).
-		c.backlog = append([]redcon.Command{{Args: args}}, c.backlog...)
-		s.detach(c)
 		return
 	}
 	// The client's own context, reused: a command costs no allocation

@@ -30,14 +30,13 @@
 // and effects of running them one by one. The per-command path (lookup,
 // context, write closure, reply buffer) allocates nothing.
 //
-// A client whose command blocks (XREAD BLOCK) stays in the event loop,
-// parked until a commit wakes it or its timeout passes (loop_linux.go);
-// served by redcon, it leaves redcon's loop (blocking.go): from then on
-// one goroutine reads its requests into a queue, so a disconnect is seen
-// while it waits, and its own goroutine runs them in order (after the
-// rest of a pipeline already read). A command that waits inline (WAIT,
-// flagWaits) makes the client leave the event loop before it runs, and so
-// does PSYNC.
+// A client whose command blocks (XREAD BLOCK, and WAIT, woken by the
+// replicas' acknowledgements) stays in the event loop, parked until it is
+// woken or its timeout passes (loop_linux.go); served by redcon, it
+// leaves redcon's loop (blocking.go): from then on one goroutine reads
+// its requests into a queue, so a disconnect is seen while it waits, and
+// its own goroutine runs them in order (after the rest of a pipeline
+// already read). PSYNC makes the client leave the event loop.
 //
 // Invariants and lock order:
 //   - gate (shared per command, exclusive at shutdown) before commitMu

@@ -33,18 +33,18 @@ import (
 // client that sent only groupable writes in one Engine.Update
 // (runGroups): one batch and one sync for the whole turn.
 //
-// A client whose command blocks (XREAD BLOCK) stays in the loop, parked:
-// its socket is watched only for a hangup, the commands behind the
-// blocked one are held, and the loop retries the command when a commit
-// wakes it (notifyBlocked, through the wake pipe), or answers it when its
-// timeout passes, as Redis does. A wake-up of many readers is then one
+// A client whose command blocks (XREAD BLOCK, WAIT) stays in the loop,
+// parked: its socket is watched only for a hangup, the commands behind
+// the blocked one are held, and the loop retries the command when a
+// commit (or a replica's acknowledgement) wakes it (notifyBlocked,
+// through the wake pipe), or answers it when its timeout passes, as Redis
+// does. A wake-up of many readers is then one
 // thread writing their replies, not a goroutine each to schedule
 // (bench/wakebench: 1,000 readers).
 //
-// A client leaves the loop for a goroutine of its own, for good, when it
-// would hold the loop up: a command waits (WAIT) or turns the connection
-// into a replication link (PSYNC). Detach hands the socket over as a
-// net.Conn, with the requests and replies in flight.
+// A client leaves the loop for a goroutine of its own, for good, when its
+// connection becomes a replication link (PSYNC). Detach hands the socket
+// over as a net.Conn, with the requests and replies in flight.
 
 // loopReadSize is how much one read takes from a socket, Redis's
 // PROTO_IOBUF_LEN: a client's share of a turn stays small, so the others

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eddy-streams/eddy/replication"
 )
 
 // These tests hold for both ways of serving clients; they are here for
@@ -123,19 +125,38 @@ func clientListLine(t *testing.T, r *rawConn, substr string) string {
 	return ""
 }
 
-// WAIT waits inline: the client leaves the loop first.
+// WAIT blocks as XREAD BLOCK does: a blocked client, as Redis counts it,
+// that holds up no one else, ends at its timeout or on CLIENT UNBLOCK
+// with the count of replicas, and runs the commands behind it after.
 func TestWaitHoldsUpNoOne(t *testing.T) { bothIOModes(t, testWaitHoldsUpNoOne) }
 
 func testWaitHoldsUpNoOne(t *testing.T, mode func(*Config)) {
 	s := startServer(t, mode)
 	a, b := dialRaw(t, s), dialRaw(t, s)
 	a.expect(":0\r\n", "WAIT", "0", "0")
-	// No replica will ever ack: WAIT 1 0 waits until the client goes.
+	start := time.Now()
+	a.expect(":0\r\n", "WAIT", "1", "100")
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Errorf("WAIT 1 100 answered after %v", waited)
+	}
+	a.cmd("CLIENT", "ID")
+	aID := strings.TrimSpace(a.reply()[1:])
+	// No replica will ever ack: WAIT 1 0 waits until it is unblocked.
 	a.cmd("WAIT", "1", "0")
 	a.cmd("PING")
-	waitFor(t, func() bool { return strings.Contains(clientListLine(t, b, "cmd=wait"), "cmd=wait") })
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	if line := clientListLine(t, b, "cmd=wait"); !strings.Contains(line, "flags=b") {
+		t.Errorf("CLIENT LIST of a client in WAIT: %q", line)
+	}
 	b.expect("+PONG\r\n", "PING")
 	b.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
+	b.expect(":1\r\n", "CLIENT", "UNBLOCK", aID)
+	if got := a.reply(); got != ":0\r\n" {
+		t.Errorf("WAIT after CLIENT UNBLOCK: %q", got)
+	}
+	if got := a.reply(); got != "+PONG\r\n" {
+		t.Errorf("PING behind WAIT: %q", got)
+	}
 }
 
 // A client that blocks leaves the loop with the rest of its pipeline and
@@ -286,8 +307,9 @@ func TestClientListFDAfterLeavingLoop(t *testing.T) {
 	if got := r.reply(); got != want {
 		t.Errorf("woken reader: %q, want %q", got, want)
 	}
-	// WAIT takes it out of the loop.
-	r.cmd("WAIT", "1", "0")
+	// PSYNC takes it out of the loop: the connection is a replica link.
+	r.expect("+OK\r\n", "REPLCONF", "eddy-proto", strconv.Itoa(replication.ProtoVersion))
+	r.cmd("PSYNC", "?", "-1")
 	waitFor(t, func() bool { after := fd(); return after != before && after != "fd=-1" })
 }
 

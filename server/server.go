@@ -139,6 +139,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	s.db, s.engine = db, eng
 	s.repl.primary = replication.NewPrimary(s.repl.log, eng, logger)
+	s.repl.primary.OnAck(s.wakeWaiters)
 
 	binds := cfg.Bind
 	if len(binds) == 0 {

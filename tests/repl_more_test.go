@@ -117,6 +117,23 @@ func TestReplWait(t *testing.T) {
 			t.Errorf("WAIT %d %d took %v", tc.n, tc.ms, took)
 		}
 	}
+	// Sent with the write it waits for, WAIT blocks before the replica
+	// can have acknowledged it, and the acknowledgement wakes it.
+	start := time.Now()
+	cmds, err := pc.Pipelined(ctx, func(pp redis.Pipeliner) error {
+		pp.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"a", "3"}})
+		pp.Do(ctx, "WAIT", 1, 10000)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("XADD + WAIT 1 10000: %v", err)
+	}
+	if got, err := cmds[1].(*redis.Cmd).Int64(); err != nil || got != 1 {
+		t.Errorf("WAIT 1 10000 behind an XADD = %d, %v; want 1", got, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("WAIT 1 10000 behind an XADD took %v: not woken by the acknowledgement", took)
+	}
 }
 
 // replPair is a primary and one replica, connected and caught up.

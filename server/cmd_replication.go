@@ -70,13 +70,6 @@ func (s *Server) setLoading(on bool) {
 	}
 }
 
-// isClosing reports whether shutdown has begun.
-func (s *Server) isClosing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closing
-}
-
 // replConn is what REPLCONF told about a connection that will send
 // PSYNC.
 type replConn struct {

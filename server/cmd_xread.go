@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/eddy-streams/eddy/stream"
@@ -236,7 +237,29 @@ func cmdXRead(ctx *cmdContext) {
 			return xreadRetry(rc, db, keys, after, count)
 		},
 		onTimeout: func(w *replyWriter) { w.NullArray() },
+		share:     xreadShare(ctx.w.proto, db, keys, after, count),
 	}
+}
+
+// xreadShare names a blocked XREAD's read for blockRequest.share: two
+// with the same name, retried with the same woken keys and nothing
+// committed in between, write the same reply.
+func xreadShare(proto, db int, keys [][]byte, after []stream.ID, count int64) string {
+	b := make([]byte, 0, 32+len(keys)*24)
+	b = strconv.AppendInt(b, int64(proto), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(db), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, count, 10)
+	for i, k := range keys {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(len(k)), 10)
+		b = append(b, ':')
+		b = append(b, k...)
+		b = append(b, ' ')
+		b = append(b, after[i].String()...)
+	}
+	return string(b)
 }
 
 // xreadRetry serves a blocked XREAD after a wake-up. As Redis 7.0 does, it

@@ -137,6 +137,10 @@ type blockRequest struct {
 	retry func(ctx *cmdContext) bool
 	// onTimeout writes the reply sent when the timeout passes.
 	onTimeout func(w *replyWriter)
+	// share, when not empty, names the command's read (protocol,
+	// database, keys, IDs, count) so that the event loop answers
+	// identical blocked commands woken together with one read (XREAD).
+	share string
 }
 
 // commandMeta is what Redis 7.0.15 reports about a command in COMMAND

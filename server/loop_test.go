@@ -413,3 +413,75 @@ func wake(t *testing.T, w, reader *rawConn, id string) {
 		t.Fatalf("blocked reader, woken by %s: %q", id, got)
 	}
 }
+
+// Readers blocked alike and woken by one commit get what each would read
+// on its own: the event loop serves identical reads with one, and must
+// keep apart what differs (protocol, COUNT, IDs).
+func TestReadersWokenTogether(t *testing.T) { bothIOModes(t, testReadersWokenTogether) }
+
+func testReadersWokenTogether(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	w := dialRaw(t, s)
+	w.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
+	type reader struct {
+		conn  *rawConn
+		resp3 bool
+		args  []string // the XREAD, after BLOCK 0
+	}
+	readers := []reader{
+		{args: []string{"STREAMS", "s", "$"}},
+		{args: []string{"STREAMS", "s", "$"}},
+		{args: []string{"STREAMS", "s", "1-1"}},
+		{resp3: true, args: []string{"STREAMS", "s", "$"}},
+		{args: []string{"COUNT", "1", "STREAMS", "s", "$"}},
+		{args: []string{"STREAMS", "other", "s", "$", "$"}},
+		{args: []string{"STREAMS", "s", "2-1"}},
+		{args: []string{"STREAMS", "s", "0-1"}},
+	}
+	for i := range readers {
+		r := &readers[i]
+		r.conn = dialRaw(t, s)
+		if r.resp3 {
+			r.conn.cmd("HELLO", "3")
+			r.conn.reply()
+		}
+	}
+	// The last reader's ID has an entry after it: it is answered at once.
+	last := readers[len(readers)-1]
+	last.conn.cmd(append([]string{"XREAD", "BLOCK", "0"}, last.args...)...)
+	if got := last.conn.reply(); !strings.Contains(got, "1-1") {
+		t.Errorf("reader with an entry after its ID: %q", got)
+	}
+	readers = readers[:len(readers)-1]
+	for _, r := range readers {
+		r.conn.cmd(append([]string{"XREAD", "BLOCK", "0"}, r.args...)...)
+	}
+	waitFor(t, func() bool { return s.blocks.count() == len(readers) })
+	w.expect("+OK\r\n", "MULTI")
+	w.expect("+QUEUED\r\n", "XADD", "s", "2-1", "f", "v")
+	w.expect("+QUEUED\r\n", "XADD", "s", "3-1", "g", "w")
+	w.expect("*2\r\n$3\r\n2-1\r\n$3\r\n3-1\r\n", "EXEC")
+	// Each reply is what the same read returns now, without blocking,
+	// from the ID the reader waited after.
+	check := dialRaw(t, s)
+	check3 := dialRaw(t, s)
+	check3.cmd("HELLO", "3")
+	check3.reply()
+	for i, r := range readers {
+		got := r.conn.reply()
+		args := slices.Clone(r.args)
+		for j, a := range args {
+			if a == "$" {
+				args[j] = "1-1"
+			}
+		}
+		c := check
+		if r.resp3 {
+			c = check3
+		}
+		c.cmd(append([]string{"XREAD"}, args...)...)
+		if want := c.reply(); got != want {
+			t.Errorf("reader %d (XREAD BLOCK 0 %s): %q, want %q", i, strings.Join(r.args, " "), got, want)
+		}
+	}
+}

@@ -508,6 +508,9 @@ type Mark struct {
 // Mark returns the batch's current point.
 func (b *Batch) Mark() Mark { return Mark{size: b.b.Len(), count: b.b.Count()} }
 
+// Before reports whether m is an earlier point of the batch than o.
+func (m Mark) Before(o Mark) bool { return m.size < o.size }
+
 // RollbackTo discards every write made after m, a mark of this batch.
 // Iterators opened on the batch must be closed first. An indexed Pebble
 // batch cannot be truncated, so the writes before m are copied into a

@@ -236,6 +236,12 @@ func (e *Engine) newTx(r reader, b *storage.Batch) *Tx {
 	if b != nil {
 		tx.wb.Batch = b
 		tx.r, tx.b = &tx.wb, &tx.wb
+		if checkPELWrites {
+			// The per-owner index is written in order at the end
+			// (txBatch.QueueOrdered): check each record there.
+			wb := &tx.wb
+			wb.checkOrdered = func(key []byte, del bool) error { return checkPELKey(wb, key, del) }
+		}
 	}
 	return tx
 }

@@ -153,18 +153,6 @@ type groupOp struct {
 	// key and val are scratch for the PEL records written or read one at
 	// a time: the batch copies what it is given and Get keeps nothing.
 	key, val []byte
-	// owners are the per-owner index writes of the command so far, in
-	// order, their keys end to end in ownerKeys: writeOwners makes them
-	// after the command's PEL records (see there).
-	owners    []ownerWrite
-	ownerKeys []byte
-}
-
-// ownerWrite is a queued write of the per-owner PEL index: the key ends
-// at end in groupOp.ownerKeys; del removes it, else it is set.
-type ownerWrite struct {
-	end int
-	del bool
 }
 
 type consumerState struct {
@@ -458,8 +446,11 @@ func (g *groupOp) deletePEL(key []byte) error {
 	return g.tx.b.Batch.SingleDelete(key)
 }
 
-func (g *groupOp) checkPEL(key []byte, want bool) error {
-	_, ok, err := g.tx.r.Get(key)
+func (g *groupOp) checkPEL(key []byte, want bool) error { return checkPELKey(g.tx.r, key, want) }
+
+// checkPELKey fails with errPELWrite unless key exists in r as want says.
+func checkPELKey(r reader, key []byte, want bool) error {
+	_, ok, err := r.Get(key)
 	if err != nil {
 		return err
 	}
@@ -531,67 +522,26 @@ func (g *groupOp) moveNack(id ID, n *nack, c *consumerState) error {
 	return g.addNack(id, c, n)
 }
 
-// queueOwner queues the write of owner's index record of id (del:
-// its removal) for writeOwners.
-func (g *groupOp) queueOwner(owner []byte, id ID, del bool) {
-	g.ownerKeys = storage.AppendPELConsumerKey(g.ownerKeys, g.s.db, g.s.key, g.s.meta.Version, g.name, owner, id.Ms, id.Seq)
-	g.owners = append(g.owners, ownerWrite{end: len(g.ownerKeys), del: del})
-}
-
-// writeOwners writes the queued per-owner index records, in key order
-// (stable, so two writes of one key keep theirs). A command that
-// delivers or acknowledges n entries thus writes n PEL records by ID,
-// adjacent, then n index records, adjacent, where writing each pair
-// together made every record land far from the one before: Pebble
-// inserts a batch into its memtable record by record, and an insert next
-// to the previous one skips the skiplist's descent. That descent was a
+// queueOwner queues the write of owner's index record of id (del: its
+// removal): the transaction's batch writes the index records of all its
+// group commands together, in key order (txBatch.QueueOrdered). A
+// command that delivers or acknowledges n entries writes n PEL records
+// by ID, adjacent; the index records of a whole group commit follow in
+// one run. Written with each pair, every record landed far from the one
+// before, and each memtable insert paid the skiplist's full descent: a
 // quarter of the event loop's time under bench/groupbench.
-func (g *groupOp) writeOwners() error {
-	if len(g.owners) == 0 {
-		return nil
-	}
-	keyOf := func(i int) []byte {
-		start := 0
-		if i > 0 {
-			start = g.owners[i-1].end
-		}
-		return g.ownerKeys[start:g.owners[i].end]
-	}
-	type keyed struct {
-		key []byte
-		del bool
-	}
-	ws := make([]keyed, len(g.owners))
-	for i, w := range g.owners {
-		ws[i] = keyed{keyOf(i), w.del}
-	}
-	slices.SortStableFunc(ws, func(a, b keyed) int { return bytes.Compare(a.key, b.key) })
-	for _, w := range ws {
-		var err error
-		if w.del {
-			err = g.deletePEL(w.key)
-		} else {
-			err = g.setPEL(w.key, nil)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	g.owners, g.ownerKeys = g.owners[:0], g.ownerKeys[:0]
-	return nil
+func (g *groupOp) queueOwner(owner []byte, id ID, del bool) {
+	g.key = storage.AppendPELConsumerKey(g.key[:0], g.s.db, g.s.key, g.s.meta.Version, g.name, owner, id.Ms, id.Seq)
+	g.tx.b.QueueOrdered(g.key, del)
 }
 
-// flush writes the queued per-owner index records, the group record and
-// the consumer records that changed, and stages the records for the
-// group cache. Group and consumer records are rewritten by nearly every
+// flush writes the group record and the consumer records that changed,
+// and stages them for the group cache. Both are rewritten by nearly every
 // group command, so they reach the batch once per group commit, with
 // their last value (txbatch.go).
 func (g *groupOp) flush() error {
 	if g.tx.b == nil {
 		return ErrReadOnlyTx
-	}
-	if err := g.writeOwners(); err != nil {
-		return err
 	}
 	if g.dirty {
 		g.key = append(g.key[:0], g.gkey...)

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/eddy-streams/eddy/storage"
 )
@@ -30,6 +31,33 @@ type txBatch struct {
 	undo  []deferredUndo
 	live  int    // recs not written to the batch yet
 	arena []byte // keys and values of recs
+
+	// ordered are writes whose order matters only among themselves: the
+	// Sets and SingleDeletes of the PEL's per-owner index
+	// (group_store.go). They reach the batch in key order (stably) when
+	// the transaction ends, or before anything reads or deletes a range
+	// within pendLo..pendHi, the keys of those not written yet (pending).
+	// Pebble inserts a batch into its memtable record by record, and an
+	// insert next to the one before skips the skiplist's descent: written
+	// per command, every XREADGROUP and XACK of a group commit paid one
+	// for its index records.
+	ordered        []orderedWrite
+	orderedKeys    []byte
+	pending        int
+	pendLo, pendHi []byte
+	// checkOrdered, when set, checks each ordered write as it reaches
+	// the batch (checkPELWrites).
+	checkOrdered func(key []byte, del bool) error
+}
+
+// orderedWrite is a queued write of key orderedKeys[start:end]: a
+// SingleDelete if del, else a Set of an empty value. at is the batch's
+// point when it was written, if it was.
+type orderedWrite struct {
+	start, end int
+	del        bool
+	written    bool
+	at         storage.Mark
 }
 
 // deferredRec is a record whose write is deferred; once written or
@@ -49,8 +77,8 @@ type deferredUndo struct {
 // txMark is a point in a txBatch that RollbackTo returns to. Two marks
 // are equal when nothing was written or deferred between them.
 type txMark struct {
-	batch      storage.Mark
-	recs, undo int
+	batch               storage.Mark
+	recs, undo, ordered int
 }
 
 // deferredIndexMin is the number of deferred records from which they
@@ -59,7 +87,7 @@ const deferredIndexMin = 8
 
 // Mark returns the batch's current point.
 func (b *txBatch) Mark() txMark {
-	return txMark{batch: b.Batch.Mark(), recs: len(b.recs), undo: len(b.undo)}
+	return txMark{batch: b.Batch.Mark(), recs: len(b.recs), undo: len(b.undo), ordered: len(b.ordered)}
 }
 
 // RollbackTo discards every write and deferral made after m. Iterators
@@ -82,7 +110,99 @@ func (b *txBatch) RollbackTo(m txMark) error {
 	}
 	clear(b.recs[m.recs:])
 	b.recs = b.recs[:m.recs]
+	b.rollbackOrdered(m)
 	return err
+}
+
+// QueueOrdered queues a write of key (see ordered): a SingleDelete if
+// del, else a Set of an empty value.
+func (b *txBatch) QueueOrdered(key []byte, del bool) {
+	start := len(b.orderedKeys)
+	b.orderedKeys = append(b.orderedKeys, key...)
+	b.ordered = append(b.ordered, orderedWrite{start: start, end: len(b.orderedKeys), del: del})
+	b.notePending(b.orderedKeys[start:])
+}
+
+func (b *txBatch) notePending(k []byte) {
+	if b.pending == 0 || bytes.Compare(k, b.pendLo) < 0 {
+		b.pendLo = k
+	}
+	if b.pending == 0 || bytes.Compare(k, b.pendHi) > 0 {
+		b.pendHi = k
+	}
+	b.pending++
+}
+
+// pendingIn reports whether an ordered write not yet in the batch may
+// fall in [lower, upper) (nil: unbounded).
+func (b *txBatch) pendingIn(lower, upper []byte) bool {
+	return b.pending > 0 && (upper == nil || bytes.Compare(b.pendLo, upper) < 0) &&
+		(lower == nil || bytes.Compare(b.pendHi, lower) >= 0)
+}
+
+// writeOrdered puts the pending ordered writes in the batch, in key
+// order; two writes of one key keep theirs.
+func (b *txBatch) writeOrdered() error {
+	if b.pending == 0 {
+		return nil
+	}
+	idx := make([]int, 0, b.pending)
+	for i := range b.ordered {
+		if !b.ordered[i].written {
+			idx = append(idx, i)
+		}
+	}
+	b.pending, b.pendLo, b.pendHi = 0, nil, nil
+	key := func(i int) []byte { return b.orderedKeys[b.ordered[i].start:b.ordered[i].end] }
+	slices.SortStableFunc(idx, func(x, y int) int { return bytes.Compare(key(x), key(y)) })
+	for _, i := range idx {
+		w := &b.ordered[i]
+		k := key(i)
+		if b.checkOrdered != nil {
+			if err := b.checkOrdered(k, w.del); err != nil {
+				return err
+			}
+		}
+		w.at, w.written = b.Batch.Mark(), true
+		var err error
+		if w.del {
+			err = b.Batch.SingleDelete(k)
+		} else {
+			err = b.Batch.Set(k, nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rollbackOrdered drops the ordered writes queued after m, and queues
+// again those queued before m but written to the batch after it, which
+// the batch's rollback discarded.
+func (b *txBatch) rollbackOrdered(m txMark) {
+	if len(b.ordered) == 0 {
+		return
+	}
+	if m.ordered < len(b.ordered) {
+		clear(b.ordered[m.ordered:])
+		b.ordered = b.ordered[:m.ordered]
+		end := 0
+		if m.ordered > 0 {
+			end = b.ordered[m.ordered-1].end
+		}
+		b.orderedKeys = b.orderedKeys[:end]
+	}
+	b.pending, b.pendLo, b.pendHi = 0, nil, nil
+	for i := range b.ordered {
+		w := &b.ordered[i]
+		if w.written && !w.at.Before(m.batch) {
+			w.written = false
+		}
+		if !w.written {
+			b.notePending(b.orderedKeys[w.start:w.end])
+		}
+	}
 }
 
 // SetDeferred stores value under key at the latest when the batch is
@@ -124,6 +244,11 @@ func (b *txBatch) Delete(key []byte) error {
 // DeleteRange removes every key in [lower, upper), voiding the deferred
 // writes there.
 func (b *txBatch) DeleteRange(lower, upper []byte) error {
+	if b.pendingIn(lower, upper) {
+		if err := b.writeOrdered(); err != nil {
+			return err
+		}
+	}
 	if b.live > 0 {
 		for i := range b.recs {
 			if r := &b.recs[i]; r.live && inRange(r.key, lower, upper) {
@@ -136,6 +261,11 @@ func (b *txBatch) DeleteRange(lower, upper []byte) error {
 
 // Get reads key through the batch and its deferred writes.
 func (b *txBatch) Get(key []byte) ([]byte, bool, error) {
+	if b.pending > 0 && bytes.Compare(key, b.pendLo) >= 0 && bytes.Compare(key, b.pendHi) <= 0 {
+		if err := b.writeOrdered(); err != nil {
+			return nil, false, err
+		}
+	}
 	if b.live > 0 {
 		if i := b.find(key); i >= 0 && b.recs[i].live {
 			return b.recs[i].val, true, nil
@@ -147,6 +277,11 @@ func (b *txBatch) Get(key []byte) ([]byte, bool, error) {
 // NewIter iterates [lower, upper) through the batch, once the deferred
 // writes in that range are in it.
 func (b *txBatch) NewIter(lower, upper []byte) (*storage.Iter, error) {
+	if b.pendingIn(lower, upper) {
+		if err := b.writeOrdered(); err != nil {
+			return nil, err
+		}
+	}
 	if b.live > 0 {
 		for i := range b.recs {
 			if r := &b.recs[i]; r.live && inRange(r.key, lower, upper) {
@@ -159,7 +294,8 @@ func (b *txBatch) NewIter(lower, upper []byte) (*storage.Iter, error) {
 	return b.Batch.NewIter(lower, upper)
 }
 
-// flush writes every deferred record to the batch.
+// flush writes every deferred record and every ordered write to the
+// batch.
 func (b *txBatch) flush() error {
 	for i := 0; b.live > 0 && i < len(b.recs); i++ {
 		if b.recs[i].live {
@@ -168,7 +304,7 @@ func (b *txBatch) flush() error {
 			}
 		}
 	}
-	return nil
+	return b.writeOrdered()
 }
 
 // reset empties the batch's deferred state for the next transaction and
@@ -184,6 +320,13 @@ func (b *txBatch) reset() {
 		b.arena = nil
 	}
 	b.arena = b.arena[:0]
+	clear(b.ordered)
+	b.ordered = b.ordered[:0]
+	if cap(b.orderedKeys) > maxKeptBuf {
+		b.orderedKeys = nil
+	}
+	b.orderedKeys = b.orderedKeys[:0]
+	b.pending, b.pendLo, b.pendHi = 0, nil, nil
 }
 
 // write puts recs[i] in the batch; it is no longer deferred.

@@ -27,12 +27,7 @@ func BenchmarkXAdd(b *testing.B) {
 func BenchmarkXRange10(b *testing.B) {
 	e := openBenchEngine(b)
 	key := []byte("s")
-	for i := 1; i <= 10000; i++ {
-		a := XAddArgs{ID: ID{uint64(i), 0}, Fields: fv("field", "value")}
-		if err := e.Update(func(tx *Tx) error { _, _, err := tx.XAdd(0, key, &a); return err }); err != nil {
-			b.Fatal(err)
-		}
-	}
+	addBenchEntries(b, e, key, 10000, "field", "value")
 	b.Run("copy", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -85,17 +80,23 @@ func openBenchStore(b *testing.B, sopts storage.Options) *Engine {
 	return e
 }
 
+// addBenchEntries appends entries 1-0 … n-0 to key, one Update each.
+func addBenchEntries(b *testing.B, e *Engine, key []byte, n int, field, value string) {
+	b.Helper()
+	for i := 1; i <= n; i++ {
+		a := XAddArgs{ID: ID{uint64(i), 0}, Fields: fv(field, value)}
+		if err := e.Update(func(tx *Tx) error { _, _, err := tx.XAdd(0, key, &a); return err }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkXReadNewest is a woken XREAD: the one entry after the
 // reader's ID, with no COUNT. A wake-up runs it once per blocked client.
 func BenchmarkXReadNewest(b *testing.B) {
 	e := openBenchEngine(b)
 	key := []byte("s")
-	for i := 1; i <= 1000; i++ {
-		a := XAddArgs{ID: ID{uint64(i), 0}, Fields: fv("f", "v")}
-		if err := e.Update(func(tx *Tx) error { _, _, err := tx.XAdd(0, key, &a); return err }); err != nil {
-			b.Fatal(err)
-		}
-	}
+	addBenchEntries(b, e, key, 1000, "f", "v")
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		err := e.View(func(tx *Tx) error {

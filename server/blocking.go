@@ -334,7 +334,8 @@ type pendingBlock struct {
 	req      *blockRequest
 	deadline time.Time // zero: forever
 	// held are the commands of the client's pipeline behind the blocked
-	// one, for the event loop to run once it is served.
+	// one, in a slice of their own, for the event loop to run once it is
+	// served (park, unpark).
 	held []redcon.Command
 }
 

@@ -530,8 +530,9 @@ func (l *eventLoop) finish(lc *loopConn) {
 // command is served: rest are the commands behind it, run afterwards.
 func (l *eventLoop) park(lc *loopConn, c *client, rest []redcon.Command) {
 	p := c.pending
-	lc.held = append(append(make([]redcon.Command, 0, len(p.held)+len(rest)), p.held...), rest...)
-	p.held = nil
+	// p.held is the client's own copy (block): rest, which points into
+	// lc.cmds, is copied behind it.
+	p.held = append(p.held, rest...)
 	lc.parked = true
 	if !lc.blockedOut {
 		l.rewatch(lc.fd, l.interest(lc))
@@ -546,6 +547,7 @@ func (l *eventLoop) park(lc *loopConn, c *client, rest []redcon.Command) {
 func (l *eventLoop) unpark(lc *loopConn) {
 	c := lc.ctx.(*client)
 	l.s.blocks.remove(c)
+	held := c.pending.held
 	c.pending = nil
 	c.flushTo(lc)
 	lc.parked = false
@@ -556,8 +558,7 @@ func (l *eventLoop) unpark(lc *loopConn) {
 	if !lc.blockedOut {
 		l.rewatch(lc.fd, l.interest(lc))
 	}
-	lc.cmds = append(lc.cmds[:0], lc.held...)
-	lc.held = nil
+	lc.cmds = append(lc.cmds[:0], held...)
 	if (len(lc.cmds) > 0 || lc.perr != nil) && !lc.queued {
 		lc.queued = true
 		l.ready = append(l.ready, lc)
@@ -806,9 +807,8 @@ type loopConn struct {
 	closing    bool             // Close was called: write out, then drop
 	blockedOut bool             // out waits for EPOLLOUT
 	lastRead   time.Time
-	parked     bool             // its command is blocked (park)
-	held       []redcon.Command // while parked: the commands behind the blocked one
-	timerIx    int              // its place in eventLoop.timers; -1: none
+	parked     bool // its command is blocked (park)
+	timerIx    int  // its place in eventLoop.timers; -1: none
 	// wokenQueued is set while it is in eventLoop.woken; guarded by
 	// eventLoop.wokenMu.
 	wokenQueued bool

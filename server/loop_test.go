@@ -159,13 +159,14 @@ func testWaitHoldsUpNoOne(t *testing.T, mode func(*Config)) {
 	}
 }
 
-// A client that blocks leaves the loop with the rest of its pipeline and
-// the start of a request not yet complete.
-func TestLeaveLoopWithRequestsInFlight(t *testing.T) {
-	bothIOModes(t, testLeaveLoopWithRequestsInFlight)
+// A client that blocks keeps the rest of its pipeline and the start of a
+// request not yet complete (parked in the event loop, or handed to a
+// goroutine of its own), and runs them once served.
+func TestBlockWithRequestsInFlight(t *testing.T) {
+	bothIOModes(t, testBlockWithRequestsInFlight)
 }
 
-func testLeaveLoopWithRequestsInFlight(t *testing.T, mode func(*Config)) {
+func testBlockWithRequestsInFlight(t *testing.T, mode func(*Config)) {
 	s := startServer(t, mode)
 	r, w := dialRaw(t, s), dialRaw(t, s)
 	r.expect("+PONG\r\n", "PING")

@@ -35,11 +35,15 @@ type cmdStats struct {
 // buildTable indexes the table, links subcommands to their parent and
 // gives every command Redis has its documentation from command_meta.go.
 func (s *Server) buildTable(cmds []*commandSpec) {
-	s.table = make(map[string]*commandSpec, len(cmds))
+	s.table = make(map[string]*commandSpec, 2*len(cmds))
 	s.cmdStats = make(map[*commandSpec]*cmdStats)
 	s.commands = cmds
 	for _, c := range cmds {
 		s.table[c.name] = c
+		// Clients send names in lower case (go-redis) or upper case
+		// (redis-benchmark, most scripts): both are found in one probe;
+		// any other spelling is folded to lower case first.
+		s.table[strings.ToUpper(c.name)] = c
 		c.stats = new(cmdStats)
 		c.full = c.name
 		s.cmdStats[c] = c.stats

@@ -141,96 +141,123 @@ func (g *guardConn) feed(data []byte) error {
 
 // frame moves complete protocol elements from in to out and returns what
 // is left of in: the start of an element not complete yet.
+//
+// A well-formed request is handed on as it came, so frame copies runs of
+// in to out whole (in[run:p] is checked and not copied yet) and writes
+// bytes of its own only where it must differ: an inline request, a
+// skipped empty multibulk, a line or bulk end other than CRLF.
 func (g *guardConn) frame(in []byte) ([]byte, error) {
-	for len(in) > 0 {
+	run, p := 0, 0
+	for p < len(in) {
 		switch g.state {
 		case guardStart:
-			if in[0] != '*' {
-				i := indexNL(in)
+			if in[p] != '*' {
+				i := indexNL(in[p:])
 				if i < 0 {
-					if len(in) > inlineMax {
-						return in, &protoError{"too big inline request"}
+					if len(in)-p > inlineMax {
+						return g.frameEnd(in, run, p, &protoError{"too big inline request"})
 					}
-					return in, nil
+					return g.frameEnd(in, run, p, nil)
 				}
-				line := in[:i]
-				in = in[i+1:]
+				g.out = append(g.out, in[run:p]...)
+				line := in[p : p+i]
+				p += i + 1
+				run = p
 				if err := g.inline(line); err != nil {
-					return in, err
+					return g.frameEnd(in, run, p, err)
 				}
 				continue
 			}
-			i := indexCR(in)
+			i := indexCR(in[p:])
 			if i < 0 {
-				if len(in) > inlineMax {
-					return in, &protoError{"too big mbulk count string"}
+				if len(in)-p > inlineMax {
+					return g.frameEnd(in, run, p, &protoError{"too big mbulk count string"})
 				}
-				return in, nil
+				return g.frameEnd(in, run, p, nil)
 			}
-			if i+1 >= len(in) {
-				return in, nil // wait for the \n
+			if p+i+1 >= len(in) {
+				return g.frameEnd(in, run, p, nil) // wait for the \n
 			}
-			n, ok := parseRedisInt(in[1:i])
+			n, ok := parseRedisInt(in[p+1 : p+i])
 			if !ok || n > maxMultibulkLen {
-				return in, &protoError{"invalid multibulk length"}
+				return g.frameEnd(in, run, p, &protoError{"invalid multibulk length"})
 			}
 			if n > unauthMultibulk && !g.c.isAuthed() {
-				return in, &protoError{"unauthenticated multibulk length"}
+				return g.frameEnd(in, run, p, &protoError{"unauthenticated multibulk length"})
 			}
-			in = in[i+2:]
-			if n <= 0 {
-				continue // Redis skips empty and null multibulks
+			end := p + i + 2
+			switch {
+			case n <= 0:
+				// Redis skips empty and null multibulks.
+				g.out = append(g.out, in[run:p]...)
+				run = end
+			case in[p+i+1] != '\n':
+				// Redis does not look at the byte after the \r.
+				g.out = append(g.out, in[run:p+i+1]...)
+				g.out = append(g.out, '\n')
+				run = end
+				g.bulks, g.state = int(n), guardBulkHeader
+			default:
+				g.bulks, g.state = int(n), guardBulkHeader
 			}
-			g.out = append(g.out, '*')
-			g.out = strconv.AppendInt(g.out, n, 10)
-			g.out = append(g.out, '\r', '\n')
-			g.bulks = int(n)
-			g.state = guardBulkHeader
+			p = end
 		case guardBulkHeader:
-			if in[0] != '$' {
-				return in, &protoError{"expected '$', got '" + string(in[0]) + "'"}
+			if in[p] != '$' {
+				return g.frameEnd(in, run, p, &protoError{"expected '$', got '" + string(in[p]) + "'"})
 			}
-			i := indexCR(in)
+			i := indexCR(in[p:])
 			if i < 0 {
-				if len(in) > inlineMax {
-					return in, &protoError{"too big bulk count string"}
+				if len(in)-p > inlineMax {
+					return g.frameEnd(in, run, p, &protoError{"too big bulk count string"})
 				}
-				return in, nil
+				return g.frameEnd(in, run, p, nil)
 			}
-			if i+1 >= len(in) {
-				return in, nil
+			if p+i+1 >= len(in) {
+				return g.frameEnd(in, run, p, nil)
 			}
-			n, ok := parseRedisInt(in[1:i])
+			n, ok := parseRedisInt(in[p+1 : p+i])
 			if !ok || n < 0 || n > g.c.s.maxBulkLen() {
-				return in, &protoError{"invalid bulk length"}
+				return g.frameEnd(in, run, p, &protoError{"invalid bulk length"})
 			}
 			if n > unauthBulk && !g.c.isAuthed() {
-				return in, &protoError{"unauthenticated bulk length"}
+				return g.frameEnd(in, run, p, &protoError{"unauthenticated bulk length"})
 			}
-			in = in[i+2:]
-			g.out = append(g.out, '$')
-			g.out = strconv.AppendInt(g.out, n, 10)
-			g.out = append(g.out, '\r', '\n')
+			if in[p+i+1] != '\n' {
+				g.out = append(g.out, in[run:p+i+1]...)
+				g.out = append(g.out, '\n')
+				run = p + i + 2
+			}
+			p += i + 2
 			g.bodyLen = n
 			g.state = guardBulkBody
+			if n == 0 {
+				g.crlf, g.state = 2, guardBulkCRLF
+			}
 		case guardBulkBody:
-			k := int64(len(in))
+			k := int64(len(in) - p)
 			if k > g.bodyLen {
 				k = g.bodyLen
 			}
-			g.out = append(g.out, in[:k]...)
-			in = in[k:]
+			p += int(k)
 			g.bodyLen -= k
 			if g.bodyLen == 0 {
-				g.out = append(g.out, '\r', '\n')
 				g.crlf = 2
 				g.state = guardBulkCRLF
 			}
 		case guardBulkCRLF:
-			// Redis skips the two bytes after a bulk without looking.
-			k := min(len(in), g.crlf)
-			in = in[k:]
-			g.crlf -= k
+			// Redis skips the two bytes after a bulk without looking;
+			// what is handed on always has CRLF there.
+			want := byte('\r')
+			if g.crlf == 1 {
+				want = '\n'
+			}
+			if in[p] != want {
+				g.out = append(g.out, in[run:p]...)
+				g.out = append(g.out, want)
+				run = p + 1
+			}
+			p++
+			g.crlf--
 			if g.crlf == 0 {
 				g.bulks--
 				if g.bulks == 0 {
@@ -241,7 +268,13 @@ func (g *guardConn) frame(in []byte) ([]byte, error) {
 			}
 		}
 	}
-	return in, nil
+	return g.frameEnd(in, run, p, nil)
+}
+
+// frameEnd copies the run still pending and returns in from p on.
+func (g *guardConn) frameEnd(in []byte, run, p int, err error) ([]byte, error) {
+	g.out = append(g.out, in[run:p]...)
+	return in[p:], err
 }
 
 // inline turns an inline request into a multibulk, splitting it as

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 )
 
@@ -24,9 +25,28 @@ func frameAll(chunks ...[]byte) ([]byte, error) {
 	return out, nil
 }
 
-// FuzzRequestFraming: the guard never panics, and how the bytes arrive
-// (one read or two, split anywhere) changes neither what it hands on nor
-// whether it refuses the stream.
+// frameAllByByte is frameAll through frameByByte.
+func frameAllByByte(chunks ...[]byte) ([]byte, error) {
+	s := &Server{}
+	s.protoMaxBulk.Store(1 << 20)
+	c := &client{s: s}
+	c.authed.Store(true)
+	g := &guardConn{c: c}
+	var pending []byte
+	for _, ch := range chunks {
+		rest, err := g.frameByByte(append(pending, ch...))
+		if err != nil {
+			return g.out, err
+		}
+		pending = append([]byte(nil), rest...)
+	}
+	return g.out, nil
+}
+
+// FuzzRequestFraming: the guard never panics, how the bytes arrive (one
+// read or two, split anywhere) changes neither what it hands on nor
+// whether it refuses the stream, and it hands on what the plain
+// element-by-element framing does.
 func FuzzRequestFraming(f *testing.F) {
 	seeds := []string{
 		"*1\r\n$4\r\nPING\r\n",
@@ -37,6 +57,8 @@ func FuzzRequestFraming(f *testing.F) {
 		"*0\r\n*-1\r\n*1\r\n$0\r\n\r\n",
 		"SET k 'v\\x41'\r\n",
 		"*1\r\n:1\r\n",
+		"*2\rx$1\r\na\r\n$0\ry\nz",
+		"*1\r\n$3\r\nabcXY*1\r\n$1\r\nb\n\n",
 	}
 	for _, s := range seeds {
 		for _, cut := range []int{0, 1, len(s) / 2, len(s) - 1} {
@@ -55,5 +77,117 @@ func FuzzRequestFraming(f *testing.F) {
 		if werr == nil && !bytes.Equal(whole, split) {
 			t.Fatalf("split at %d changed the framed bytes:\n%q\n%q", cut, whole, split)
 		}
+		plain, perr := frameAllByByte(data[:cut], data[cut:])
+		if (perr == nil) != (serr == nil) || (perr != nil && perr.Error() != serr.Error()) {
+			t.Fatalf("split at %d: %v, by byte %v", cut, serr, perr)
+		}
+		if !bytes.Equal(split, plain) {
+			t.Fatalf("split at %d: framed\n%q\nby byte\n%q", cut, split, plain)
+		}
 	})
+}
+
+// frameByByte is the guard's framing written the plain way, one element
+// appended at a time: the reference FuzzRequestFraming holds frame to.
+func (g *guardConn) frameByByte(in []byte) ([]byte, error) {
+	for len(in) > 0 {
+		switch g.state {
+		case guardStart:
+			if in[0] != '*' {
+				i := indexNL(in)
+				if i < 0 {
+					if len(in) > inlineMax {
+						return in, &protoError{"too big inline request"}
+					}
+					return in, nil
+				}
+				line := in[:i]
+				in = in[i+1:]
+				if err := g.inline(line); err != nil {
+					return in, err
+				}
+				continue
+			}
+			i := indexCR(in)
+			if i < 0 {
+				if len(in) > inlineMax {
+					return in, &protoError{"too big mbulk count string"}
+				}
+				return in, nil
+			}
+			if i+1 >= len(in) {
+				return in, nil // wait for the \n
+			}
+			n, ok := parseRedisInt(in[1:i])
+			if !ok || n > maxMultibulkLen {
+				return in, &protoError{"invalid multibulk length"}
+			}
+			if n > unauthMultibulk && !g.c.isAuthed() {
+				return in, &protoError{"unauthenticated multibulk length"}
+			}
+			in = in[i+2:]
+			if n <= 0 {
+				continue // Redis skips empty and null multibulks
+			}
+			g.out = append(g.out, '*')
+			g.out = strconv.AppendInt(g.out, n, 10)
+			g.out = append(g.out, '\r', '\n')
+			g.bulks = int(n)
+			g.state = guardBulkHeader
+		case guardBulkHeader:
+			if in[0] != '$' {
+				return in, &protoError{"expected '$', got '" + string(in[0]) + "'"}
+			}
+			i := indexCR(in)
+			if i < 0 {
+				if len(in) > inlineMax {
+					return in, &protoError{"too big bulk count string"}
+				}
+				return in, nil
+			}
+			if i+1 >= len(in) {
+				return in, nil
+			}
+			n, ok := parseRedisInt(in[1:i])
+			if !ok || n < 0 || n > g.c.s.maxBulkLen() {
+				return in, &protoError{"invalid bulk length"}
+			}
+			if n > unauthBulk && !g.c.isAuthed() {
+				return in, &protoError{"unauthenticated bulk length"}
+			}
+			in = in[i+2:]
+			g.out = append(g.out, '$')
+			g.out = strconv.AppendInt(g.out, n, 10)
+			g.out = append(g.out, '\r', '\n')
+			g.bodyLen = n
+			g.state = guardBulkBody
+		case guardBulkBody:
+			k := int64(len(in))
+			if k > g.bodyLen {
+				k = g.bodyLen
+			}
+			g.out = append(g.out, in[:k]...)
+			in = in[k:]
+			g.bodyLen -= k
+			if g.bodyLen == 0 {
+				g.crlf = 2
+				g.state = guardBulkCRLF
+			}
+		case guardBulkCRLF:
+			// Redis skips the two bytes after a bulk without looking;
+			// each is handed on as the CRLF byte it stands for.
+			g.out = append(g.out, "\r\n"[2-g.crlf])
+			in = in[1:]
+			g.crlf--
+			if g.crlf == 0 {
+				g.bulks--
+				if g.bulks == 0 {
+					g.state = guardStart
+				} else {
+					g.state = guardBulkHeader
+				}
+			}
+		}
+	}
+	return in, nil
 }

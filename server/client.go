@@ -27,7 +27,8 @@ type client struct {
 	fd      int // guarded by mu: a client leaving the event loop gets a new one
 	created time.Time
 
-	w replyWriter // owner
+	w           replyWriter // owner
+	lastCommand lastCommand // owner: see lookupFor
 
 	authed atomic.Bool // AUTH done (or no password when connected)
 	// blockedNow mirrors the blocked state for the reading goroutine.

@@ -86,6 +86,11 @@ func TestDispatchChecks(t *testing.T) {
 		{"auth unset", []string{"AUTH x"}, "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"},
 		{"auth default", []string{"AUTH default x"}, "+OK\r\n"},
 		{"debug", []string{"DEBUG x"}, "-" + errDebugDisabled + "\r\n"},
+		// lookupFor keeps the last command: names of the same length,
+		// other spellings, and containers follow one another.
+		{"names in turn", []string{"ECHO hi", "EXEC", "echo ho", "ECHO", "CLIENT SETNAME", "CLIENT"},
+			"$2\r\nhi\r\n-ERR EXEC without MULTI\r\n$2\r\nho\r\n-ERR wrong number of arguments for 'echo' command\r\n" +
+				"-ERR wrong number of arguments for 'client|setname' command\r\n-ERR wrong number of arguments for 'client' command\r\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

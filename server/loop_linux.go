@@ -710,12 +710,18 @@ func (h *parkTimers) Pop() any {
 // for EPOLLOUT; meanwhile the client's requests are not read, as a
 // blocking write would not read them either.
 func (l *eventLoop) write(lc *loopConn) {
-	for len(lc.out) > 0 {
-		n, err := syscall.Write(lc.fd, lc.out)
+	// Written from a copy of the slice, so that once all is written the
+	// buffer is reused from its start (lc.out[n:] would shed what was
+	// written from its capacity, and the next turn's replies would need
+	// a new one).
+	rest := lc.out
+	for len(rest) > 0 {
+		n, err := syscall.Write(lc.fd, rest)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err == syscall.EAGAIN {
+			lc.out = rest
 			if !lc.blockedOut {
 				lc.blockedOut = true
 				l.rewatch(lc.fd, syscall.EPOLLOUT)
@@ -726,12 +732,12 @@ func (l *eventLoop) write(lc *loopConn) {
 			l.drop(lc)
 			return
 		}
-		lc.out = lc.out[n:]
+		rest = rest[n:]
 	}
 	if cap(lc.out) > loopKeepOut {
 		lc.out = nil // an idle client keeps no large buffer
 	} else {
-		lc.out = lc.out[:0:cap(lc.out)]
+		lc.out = lc.out[:0]
 	}
 	if lc.closing {
 		l.drop(lc)

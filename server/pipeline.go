@@ -31,7 +31,7 @@ func (s *Server) groupable(c *client, args [][]byte) *commandSpec {
 	if len(args) == 0 || c.multi != nil || !c.isAuthed() || s.engine.Follower() {
 		return nil
 	}
-	spec, _ := s.lookup(args)
+	spec, _ := s.lookupFor(c, args)
 	const refuse = flagNoKeyspace | flagNoQueue | flagAnswerFirst | flagExecLike
 	if spec == nil || spec.flags&flagWrite == 0 || spec.flags&refuse != 0 || !spec.arityOK(len(args)) {
 		return nil

@@ -16,6 +16,8 @@ const (
 	maxMultibulkLen  = 1<<31 - 1 // INT_MAX
 	guardReadBufSize = 16 * 1024
 	guardKeepBuf     = 64 * 1024 // larger framing buffers are dropped once empty
+	guardChunkMin    = 512       // the smallest framing buffer compact allocates
+	guardChunkMax    = 32 * 1024 // and the largest, but for a partial request
 )
 
 // protoError is a request that breaks the protocol. The client gets
@@ -331,15 +333,20 @@ func indexCR(b []byte) int {
 // compact drops the framed bytes the event loop has parsed and run,
 // keeping a partial request. The commands' arguments point into out, and
 // a command may keep them (MULTI's queue, a blocked command), so out is
-// never written over: what is left moves to a new buffer.
+// never written over: the next bytes go after them, in what is left of
+// out's array, and when too little is left, in a new one. The new one is
+// sized for several reads like this one, so a client's requests cost an
+// allocation per few reads, not one per read; an idle client keeps at
+// most guardChunkMax.
 func (g *guardConn) compact() {
 	if g.outPos == 0 {
 		return
 	}
-	if g.outPos == len(g.out) {
-		g.out = make([]byte, 0, min(cap(g.out), guardKeepBuf))
-	} else {
-		g.out = append([]byte(nil), g.out[g.outPos:]...)
+	used := g.outPos
+	g.out, g.outPos = g.out[g.outPos:], 0
+	if cap(g.out)-len(g.out) >= used && cap(g.out) <= guardKeepBuf {
+		return
 	}
-	g.outPos = 0
+	size := max(min(4*used, guardChunkMax), guardChunkMin, 2*len(g.out))
+	g.out = append(make([]byte, 0, size), g.out...)
 }

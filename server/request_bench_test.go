@@ -1,0 +1,65 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/eddy-streams/eddy/storage"
+	"github.com/eddy-streams/eddy/stream"
+	"github.com/tidwall/redcon"
+)
+
+// BenchmarkRequestPath takes a pipeline of 16 requests through what the
+// event loop does before a command runs: the guard frames the bytes read,
+// redcon parses them, and each command is looked up (groupable, as
+// serveReady does). One op is one request; the request bytes per op are
+// reported as MB/s.
+func BenchmarkRequestPath(b *testing.B) {
+	for _, bc := range []struct{ name, cmd string }{
+		{"XADD", "*5\r\n$4\r\nXADD\r\n$7\r\nbench:p\r\n$1\r\n*\r\n$1\r\nf\r\n$1\r\nv\r\n"},
+		{"xlen", "*2\r\n$4\r\nxlen\r\n$7\r\nbench:s\r\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			db, err := storage.Open(storage.InMemory())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			e, err := stream.Open(db, stream.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := &Server{engine: e}
+			s.stats.init()
+			pass := ""
+			s.requirePass.Store(&pass)
+			s.protoMaxBulk.Store(1 << 20)
+			s.buildTable(commandTable())
+			c := &client{s: s, id: 1, proto: 2, inMulti: -1}
+			c.authed.Store(true)
+			g := &guardConn{c: c}
+			read := []byte(strings.Repeat(bc.cmd, 16))
+			args := make([][]byte, 0, 512)
+			b.SetBytes(int64(len(bc.cmd)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i += 16 {
+				if err := g.feed(read); err != nil {
+					b.Fatal(err)
+				}
+				data := g.out[g.outPos:]
+				for len(data) > 0 {
+					complete, cmd, _, rest, err := redcon.ReadNextCommand(data, args[:0])
+					if err != nil || !complete {
+						b.Fatal("incomplete", err)
+					}
+					if s.groupable(c, cmd) == nil && bc.name == "XADD" {
+						b.Fatal("not groupable")
+					}
+					data = rest
+				}
+				g.outPos = len(g.out)
+				g.compact()
+			}
+		})
+	}
+}

@@ -372,7 +372,7 @@ func (s *Server) retryLocked(ctx *cmdContext, req *blockRequest) bool {
 			err = nil
 		}
 	} else {
-		err = s.engine.View(func(tx *stream.Tx) error {
+		err = s.engine.ViewWith(ctx.c.iters, func(tx *stream.Tx) error {
 			ctx.tx = tx
 			replied = req.retry(ctx)
 			return nil

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
 )
@@ -56,9 +57,10 @@ type client struct {
 	detached  *detachedState      // owner: non-nil once the client left redcon's loop
 	pending   *pendingBlock       // owner: the blocked command, if any
 	closeOnce sync.Once
-	closed    chan struct{} // closed when the connection is gone
-	quitting  bool          // owner: close after the reply
-	inLoop    bool          // owner: served by the event loop, not yet detached
+	closed    chan struct{}      // closed when the connection is gone
+	quitting  bool               // owner: close after the reply
+	inLoop    bool               // owner: served by the event loop, not yet detached
+	iters     *storage.IterCache // owner: the event loop's, while served by it
 	// loopNotify, set while the client is in the event loop, hands its
 	// blocked command to the loop to retry (notifyBlocked).
 	loopNotify atomic.Pointer[func()]

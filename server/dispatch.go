@@ -264,7 +264,7 @@ func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx, start t
 	case spec.flags&flagLoadingBare != 0 && s.repl.loading.Load():
 		spec.handler(ctx)
 	default:
-		err := s.engine.View(func(t *stream.Tx) error {
+		err := s.engine.ViewWith(ctx.c.iters, func(t *stream.Tx) error {
 			ctx.tx = t
 			spec.handler(ctx)
 			return nil

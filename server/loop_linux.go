@@ -68,7 +68,10 @@ type eventLoop struct {
 	lnFDs map[int]bool
 	conns map[int]*loopConn
 	buf   []byte
-	args  [][]byte    // arena for the arguments of parsed commands, never reused
+	args  [][]byte // arena for the arguments of parsed commands, never reused
+	// iters lends the reads of the loop's clients one iterator while
+	// nothing is written; released when stale at the end of each turn.
+	iters *storage.IterCache
 	ready []*loopConn // clients with commands to run this turn
 	carry []*loopConn // groupable clients left for the next turn (groupMax)
 	// carries counts the clients left for a next turn, for tests.
@@ -105,6 +108,7 @@ func newEventLoop(s *Server, lns []net.Listener) (*eventLoop, error) {
 		lnFDs:    make(map[int]bool),
 		conns:    make(map[int]*loopConn),
 		buf:      make([]byte, loopReadSize),
+		iters:    s.db.NewIterCache(),
 		stopping: make(chan struct{}),
 	}
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
@@ -223,6 +227,7 @@ func (l *eventLoop) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer l.closeAll()
+	defer l.iters.Release()
 	defer func() {
 		for _, lc := range l.conns {
 			l.drop(lc)
@@ -293,6 +298,9 @@ func (l *eventLoop) run() error {
 		l.serveReady()
 		// Readers woken by this turn's writes are answered in it.
 		l.serveWoken()
+		if err := l.iters.ReleaseStale(); err != nil {
+			l.s.logger.Warn("event loop: iterator", "err", err)
+		}
 		if now := time.Now(); now.Sub(lastSweep) >= time.Second {
 			lastSweep = now
 			l.sweepIdle(now)
@@ -334,6 +342,7 @@ func (l *eventLoop) accept(lfd int) {
 		lc.g.c = c
 		c.guard = lc.g
 		c.inLoop = true
+		c.iters = l.iters
 		notify := func() { l.wakeClient(lc) }
 		c.loopNotify.Store(&notify)
 		if err := l.watch(fd, syscall.EPOLLIN|syscall.EPOLLRDHUP); err != nil {
@@ -926,6 +935,7 @@ func (lc *loopConn) Detach() redcon.DetachedConn {
 	lc.left = d
 	if c, ok := lc.ctx.(*client); ok {
 		c.inLoop = false
+		c.iters = nil
 		c.loopNotify.Store(nil)
 		c.mu.Lock()
 		c.fd = connFD(nc) // the dup's, for CLIENT LIST

@@ -100,6 +100,10 @@ type DB struct {
 
 	stalls  *writeStalls   // Pebble's write stops, for WriteStalls
 	targets *appendTargets // streams whose entries end a table (targets.go)
+
+	// applied counts the batches applied (apply): an IterCache's
+	// iterator shows the committed state while it has not moved.
+	applied atomic.Uint64
 }
 
 // InMemory returns Options for a store kept in memory, for tests. Its
@@ -552,7 +556,7 @@ func (b *Batch) Commit() error {
 		return nil
 	}
 	b.db.unsynced.Add(int64(b.b.Len()))
-	if err := b.db.pdb.Apply(b.b, pebble.NoSync); err != nil {
+	if err := b.db.apply(b.b); err != nil {
 		return err
 	}
 	return b.db.afterApply(1)
@@ -566,7 +570,7 @@ func (b *Batch) Apply() error {
 		return nil
 	}
 	b.db.unsynced.Add(int64(b.b.Len()))
-	return b.db.pdb.Apply(b.b, pebble.NoSync)
+	return b.db.apply(b.b)
 }
 
 // WaitDurable waits until everything applied so far is as durable as the
@@ -836,7 +840,7 @@ func (db *DB) collectGarbage() error {
 	if b.Empty() {
 		return nil
 	}
-	return db.pdb.Apply(b, pebble.NoSync)
+	return db.apply(b)
 }
 
 // HighVersion reads the persisted version high-water mark.
@@ -854,7 +858,10 @@ func (b *Batch) SetHighVersion(v uint64) error {
 }
 
 // Iter iterates keys in order. Key and Value are valid until the next move.
-type Iter struct{ it *pebble.Iterator }
+type Iter struct {
+	it    *pebble.Iterator
+	cache *IterCache // the IterCache that lent it, if any
+}
 
 // First moves to the first key.
 func (i *Iter) First() bool { return i.it.First() }
@@ -888,8 +895,26 @@ func (i *Iter) Value() []byte { return i.it.Value() }
 // SeekLT).
 func (i *Iter) SetBounds(lower, upper []byte) { i.it.SetBounds(lower, upper) }
 
-// Close releases the iterator.
-func (i *Iter) Close() error { return i.it.Close() }
+// Close releases the iterator. One lent by an IterCache goes back to it
+// open, and reports the error it met, as Close would.
+func (i *Iter) Close() error {
+	it := i.it
+	if it == nil {
+		return nil // closed already
+	}
+	i.it = nil
+	if c := i.cache; c != nil {
+		i.cache = nil
+		c.lent = false
+		if err := it.Error(); err != nil {
+			c.it = nil
+			it.Close()
+			return err
+		}
+		return nil
+	}
+	return it.Close()
+}
 
 // quietLogger routes Pebble's own messages to slog at debug level, errors
 // at error level.

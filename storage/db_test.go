@@ -12,7 +12,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// writeAndClose opens a store in dir, commits one Set and closes it.
 // openMem opens an in-memory store, closed when the test ends.
 func openMem(t *testing.T) *DB {
 	t.Helper()
@@ -24,6 +23,7 @@ func openMem(t *testing.T) *DB {
 	return db
 }
 
+// writeAndClose opens a store in dir, commits one Set and closes it.
 func writeAndClose(t *testing.T, opts Options, key, value []byte) {
 	t.Helper()
 	db, err := Open(opts)

@@ -48,7 +48,7 @@ func (db *DB) ApplyRepr(repr, state []byte) error {
 		return nil
 	}
 	db.unsynced.Add(int64(b.Len()))
-	if err := db.pdb.Apply(b, pebble.NoSync); err != nil {
+	if err := db.apply(b); err != nil {
 		return err
 	}
 	return db.afterApply(1)

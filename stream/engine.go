@@ -288,9 +288,16 @@ func (e *Engine) freeTx(tx *Tx) {
 }
 
 // View runs fn with a read-only transaction.
-func (e *Engine) View(fn func(tx *Tx) error) error {
+func (e *Engine) View(fn func(tx *Tx) error) error { return e.ViewWith(nil, fn) }
+
+// ViewWith is View reading through iters, an iterator cache of the
+// calling goroutine's (nil: none).
+func (e *Engine) ViewWith(iters *storage.IterCache, fn func(tx *Tx) error) error {
 	e.mu.RLock()
 	tx := e.newTx(e.db, nil)
+	if iters != nil {
+		tx.r = iters
+	}
 	if e.applying.Load() {
 		tx.snap = e.db.NewSnapshot()
 		tx.r = tx.snap

@@ -208,6 +208,8 @@ type Tx struct {
 	kbuf, vbuf     []byte
 	body           []byte
 	lo, hi, mid    []byte // eachEntry's bounds and its window's edge
+	lazyBody       []byte // encodeLazyMeta's
+	lazyKey        []byte // stagedByMetaKey's
 	fields, values [][]byte
 	scan           [][]byte     // XRangeEach's fields of one entry
 	refs           [2]streamRef // the first streams loaded; then more
@@ -236,6 +238,9 @@ func (e *Engine) newTx(r reader, b *storage.Batch) *Tx {
 	if b != nil {
 		tx.wb.Batch = b
 		tx.r, tx.b = &tx.wb, &tx.wb
+		if tx.wb.encodeLazy == nil {
+			tx.wb.encodeLazy = tx.encodeLazyMeta // bound once: tx is reused
+		}
 		if checkPELWrites {
 			// The per-owner index is written in order at the end
 			// (txBatch.QueueOrdered): check each record there.
@@ -413,7 +418,7 @@ func (tx *Tx) lookupMeta(db int, key []byte) (keyMeta, bool, error) {
 // scan index and the key counts in step with old (the record being
 // replaced, nil if the key is being created).
 func (tx *Tx) putMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) error {
-	if err := tx.writeMeta(db, key, m, old); err != nil {
+	if err := tx.writeMeta(db, key, m, old, false); err != nil {
 		return err
 	}
 	tx.stagePut(db, key, m)
@@ -421,8 +426,10 @@ func (tx *Tx) putMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) er
 }
 
 // writeMeta is putMeta without staging the record for the cache: the
-// caller stages it.
-func (tx *Tx) writeMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) error {
+// caller stages it. lazy (a stream's record, with the metadata cache on)
+// leaves the record to be encoded from what the caller stages when the
+// batch wants it (encodeLazyMeta): m's Body is not read.
+func (tx *Tx) writeMeta(db int, key []byte, m *storage.Meta, old *storage.Meta, lazy bool) error {
 	if tx.b == nil {
 		return ErrReadOnlyTx
 	}
@@ -445,6 +452,10 @@ func (tx *Tx) writeMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) 
 		}
 	}
 	tx.kbuf = storage.AppendMetaKey(tx.kbuf[:0], db, key)
+	if lazy {
+		tx.b.SetDeferredLazy(tx.kbuf)
+		return nil
+	}
 	tx.vbuf = storage.AppendMeta(tx.vbuf[:0], m)
 	if m.Type == storage.TypeStream {
 		// Rewritten by every XADD: written once, when the group ends

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/eddy-streams/eddy/storage"
 )
@@ -148,16 +149,21 @@ func (tx *Tx) createStream(db int, key []byte) (*streamRef, error) {
 }
 
 // save writes the stream's metadata record, and stages it for the
-// metadata cache with the tail node if known.
+// metadata cache with the tail node if known. With the cache on, the
+// record is encoded from what is staged, once per group commit rather
+// than once per XADD (encodeLazyMeta).
 func (tx *Tx) save(s *streamRef) error {
 	m := s.meta
-	tx.body = s.sm.appendBinary(tx.body[:0])
-	m.Body = tx.body
+	lazy := tx.e.cache != nil
+	if !lazy {
+		tx.body = s.sm.appendBinary(tx.body[:0])
+		m.Body = tx.body
+	}
 	old := &s.meta
 	if s.unsaved {
 		old, s.unsaved = nil, false
 	}
-	if err := tx.writeMeta(s.db, s.key, &m, old); err != nil {
+	if err := tx.writeMeta(s.db, s.key, &m, old, lazy); err != nil {
 		return err
 	}
 	km := keyMeta{meta: s.meta, sm: s.sm, sets: s.sets}
@@ -189,4 +195,18 @@ func (s *streamRef) nodeKey(id ID) []byte {
 // entryBounds returns [lower, upper) of the entry keys with lo <= ID <= hi.
 func (s *streamRef) entryBounds(lo, hi ID) (lower, upper []byte) {
 	return s.entryKey(lo), append(s.entryKey(hi), 0)
+}
+
+// encodeLazyMeta appends to dst the metadata record whose key is key, of
+// a stream saved lazily (save): it is encoded from the stream's staged
+// metadata, which every save stages right after its write.
+func (tx *Tx) encodeLazyMeta(key, dst []byte) ([]byte, error) {
+	st := tx.stagedByMetaKey(key)
+	if st == nil || st.gone || st.km.meta.Type != storage.TypeStream {
+		return nil, fmt.Errorf("stream: lazy metadata record %q has no staged stream", key)
+	}
+	m := st.km.meta
+	tx.lazyBody = st.km.sm.appendBinary(tx.lazyBody[:0])
+	m.Body = tx.lazyBody
+	return storage.AppendMeta(dst, &m), nil
 }

@@ -48,6 +48,10 @@ type txBatch struct {
 	// checkOrdered, when set, checks each ordered write as it reaches
 	// the batch (checkPELWrites).
 	checkOrdered func(key []byte, del bool) error
+	// encodeLazy appends to dst the value of the lazy record key, as
+	// it stands now (Tx.encodeLazyMeta).
+	encodeLazy func(key, dst []byte) ([]byte, error)
+	lazyBuf    []byte
 }
 
 // orderedWrite is a queued write of key orderedKeys[start:end]: a
@@ -61,10 +65,12 @@ type orderedWrite struct {
 }
 
 // deferredRec is a record whose write is deferred; once written or
-// voided it is no longer live.
+// voided it is no longer live. A lazy one has no value yet: encodeLazy
+// makes it when it is wanted (SetDeferredLazy).
 type deferredRec struct {
 	key, val []byte
 	live     bool
+	lazy     bool
 }
 
 // deferredUndo is what recs[i] held before a change.
@@ -72,6 +78,7 @@ type deferredUndo struct {
 	i    int
 	val  []byte
 	live bool
+	lazy bool
 }
 
 // txMark is a point in a txBatch that RollbackTo returns to. Two marks
@@ -96,7 +103,7 @@ func (b *txBatch) RollbackTo(m txMark) error {
 	err := b.Batch.RollbackTo(m.batch)
 	for i := len(b.undo) - 1; i >= m.undo; i-- {
 		u := &b.undo[i]
-		b.restore(u.i, u.val, u.live)
+		b.restore(u.i, u.val, u.live, u.lazy)
 	}
 	clear(b.undo[m.undo:])
 	b.undo = b.undo[:m.undo]
@@ -209,14 +216,28 @@ func (b *txBatch) rollbackOrdered(m txMark) {
 // flushed; a later SetDeferred of the same key replaces it for free.
 // Pebble would copy value; so does this.
 func (b *txBatch) SetDeferred(key, value []byte) {
-	v := b.copy(value)
+	b.setDeferred(key, b.copy(value), false)
+}
+
+// SetDeferredLazy is SetDeferred of a value made only when it is wanted
+// (by a read, or when the batch is flushed) by encodeLazy, from what the
+// transaction holds then. The caller guarantees that this is what it
+// would have passed to SetDeferred: whatever changes the value's source
+// calls SetDeferredLazy again, or writes, deletes or rolls back the key.
+// A stream's metadata record, rewritten by every XADD of a group, is
+// thus encoded once per group (Tx.save).
+func (b *txBatch) SetDeferredLazy(key []byte) {
+	b.setDeferred(key, nil, true)
+}
+
+func (b *txBatch) setDeferred(key, v []byte, lazy bool) {
 	if i := b.find(key); i >= 0 {
 		r := &b.recs[i]
-		b.undo = append(b.undo, deferredUndo{i: i, val: r.val, live: r.live})
-		b.restore(i, v, true)
+		b.undo = append(b.undo, deferredUndo{i: i, val: r.val, live: r.live, lazy: r.lazy})
+		b.restore(i, v, true, lazy)
 		return
 	}
-	b.recs = append(b.recs, deferredRec{key: b.copy(key), val: v, live: true})
+	b.recs = append(b.recs, deferredRec{key: b.copy(key), val: v, live: true, lazy: lazy})
 	b.live++
 	switch n := len(b.recs); {
 	case n == deferredIndexMin:
@@ -268,6 +289,9 @@ func (b *txBatch) Get(key []byte) ([]byte, bool, error) {
 	}
 	if b.live > 0 {
 		if i := b.find(key); i >= 0 && b.recs[i].live {
+			if err := b.materialize(i); err != nil {
+				return nil, false, err
+			}
 			return b.recs[i].val, true, nil
 		}
 	}
@@ -331,11 +355,31 @@ func (b *txBatch) reset() {
 
 // write puts recs[i] in the batch; it is no longer deferred.
 func (b *txBatch) write(i int) error {
+	if err := b.materialize(i); err != nil {
+		return err
+	}
 	r := &b.recs[i]
 	if err := b.Batch.Set(r.key, r.val); err != nil {
 		return err
 	}
 	b.change(i, r.val, false)
+	return nil
+}
+
+// materialize gives a lazy recs[i] its value. It logs nothing: the value
+// is what the record stood for, and a rollback that changes the source
+// also restores the record to what it was.
+func (b *txBatch) materialize(i int) error {
+	r := &b.recs[i]
+	if !r.lazy {
+		return nil
+	}
+	v, err := b.encodeLazy(r.key, b.lazyBuf[:0])
+	if err != nil {
+		return err
+	}
+	b.lazyBuf = v
+	r.val, r.lazy = b.copy(v), false
 	return nil
 }
 
@@ -352,12 +396,12 @@ func (b *txBatch) void(key []byte) {
 // change sets recs[i], logging what it held.
 func (b *txBatch) change(i int, val []byte, live bool) {
 	r := &b.recs[i]
-	b.undo = append(b.undo, deferredUndo{i: i, val: r.val, live: r.live})
-	b.restore(i, val, live)
+	b.undo = append(b.undo, deferredUndo{i: i, val: r.val, live: r.live, lazy: r.lazy})
+	b.restore(i, val, live, false)
 }
 
 // restore sets recs[i] without logging, keeping live counted.
-func (b *txBatch) restore(i int, val []byte, live bool) {
+func (b *txBatch) restore(i int, val []byte, live, lazy bool) {
 	r := &b.recs[i]
 	if r.live != live {
 		if live {
@@ -366,7 +410,7 @@ func (b *txBatch) restore(i int, val []byte, live bool) {
 			b.live--
 		}
 	}
-	r.val, r.live = val, live
+	r.val, r.live, r.lazy = val, live, lazy
 }
 
 func (b *txBatch) find(key []byte) int {

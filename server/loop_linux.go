@@ -331,7 +331,7 @@ func (l *eventLoop) accept(lfd int) {
 		if lsa, err := syscall.Getsockname(fd); err == nil {
 			lc.laddr = sockaddrString(lsa)
 		}
-		lc.g = &guardConn{}
+		lc.g = &guardConn{record: true}
 		if !l.s.accept(lc) {
 			// maxclients: accept left the error in out.
 			syscall.Write(fd, lc.out)
@@ -369,33 +369,9 @@ func (l *eventLoop) read(lc *loopConn) {
 	l.s.stats.netInput.Add(int64(n))
 	g := lc.g
 	perr := g.feed(l.buf[:n])
-	data := g.out[g.outPos:]
-	for len(data) > 0 {
-		if cap(l.args)-len(l.args) < 16 {
-			// A command may keep its arguments (MULTI's queue), so the
-			// arena is replaced, not reused: one allocation for many
-			// commands instead of one each.
-			l.args = make([][]byte, 0, 512)
-		}
-		complete, args, _, rest, err := redcon.ReadNextCommand(data, l.args[len(l.args):])
-		if err != nil {
-			// The guard hands on only well-framed requests.
-			perr = &protoError{err.Error()}
-			break
-		}
-		if !complete {
-			break
-		}
-		if len(args) > 0 {
-			if &args[0] == &l.args[len(l.args):cap(l.args)][0] {
-				l.args = l.args[:len(l.args)+len(args)]
-			}
-			args = args[:len(args):len(args)]
-			lc.cmds = append(lc.cmds, redcon.Command{Args: args})
-		}
-		data = rest
-	}
-	g.outPos = len(g.out) - len(data)
+	// The guard noted each argument's place as it framed the bytes:
+	// the commands are taken without parsing them again.
+	lc.cmds, l.args = g.takeCommands(lc.cmds, l.args)
 	lc.perr = perr
 	if (len(lc.cmds) > 0 || perr != nil) && !lc.queued {
 		lc.queued = true
@@ -921,6 +897,8 @@ func (lc *loopConn) Detach() redcon.DetachedConn {
 	// The commands parsed so far point into g.out: the guard gets a
 	// buffer of its own so that it never overwrites them.
 	g.out, g.outPos = append([]byte(nil), g.out[g.outPos:]...), 0
+	// redcon's reader parses what the guard hands it from now on.
+	g.record, g.spans, g.argcs, g.framedEnd = false, nil, nil, 0
 	d := &loopDetached{lc: lc, rd: redcon.NewReader(g), wr: redcon.NewWriter(g)}
 	for _, cmd := range lc.pipe {
 		args := make([][]byte, len(cmd.Args))

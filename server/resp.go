@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/tidwall/redcon"
 )
 
 // Limits of the request parser, as Redis 7.0 sets them.
@@ -49,11 +51,26 @@ type guardConn struct {
 	// state of the framing machine
 	state   int   // guardStart, guardBulkHeader, guardBulkBody, guardBulkCRLF
 	bulks   int   // bulks left in the current multibulk
+	argc    int   // bulks of the current multibulk
 	bodyLen int64 // bytes left in the current bulk body
 	crlf    int   // CRLF bytes left to skip after a bulk body
 
+	// With record set (the event loop's clients), frame also notes where
+	// each argument lies in out, so that the loop takes the commands
+	// without parsing them again (takeCommands): spans holds the
+	// arguments of the complete commands, argcs their counts, then those
+	// of the command being framed; framedEnd is where in out the last
+	// complete command ends.
+	record    bool
+	spans     []argSpan
+	argcs     []int
+	framedEnd int
+
 	detached atomic.Bool // errors are returned to the caller, not written
 }
+
+// argSpan is an argument's place in guardConn.out: out[off:off+n].
+type argSpan struct{ off, n int }
 
 const (
 	guardStart = iota
@@ -198,9 +215,9 @@ func (g *guardConn) frame(in []byte) ([]byte, error) {
 				g.out = append(g.out, in[run:p+i+1]...)
 				g.out = append(g.out, '\n')
 				run = end
-				g.bulks, g.state = int(n), guardBulkHeader
+				g.bulks, g.argc, g.state = int(n), int(n), guardBulkHeader
 			default:
-				g.bulks, g.state = int(n), guardBulkHeader
+				g.bulks, g.argc, g.state = int(n), int(n), guardBulkHeader
 			}
 			p = end
 		case guardBulkHeader:
@@ -230,6 +247,11 @@ func (g *guardConn) frame(in []byte) ([]byte, error) {
 				run = p + i + 2
 			}
 			p += i + 2
+			if g.record {
+				// The body starts at p: in out, after what is copied
+				// already and the run up to p.
+				g.spans = append(g.spans, argSpan{off: len(g.out) + p - run, n: int(n)})
+			}
 			g.bodyLen = n
 			g.state = guardBulkBody
 			if n == 0 {
@@ -264,6 +286,10 @@ func (g *guardConn) frame(in []byte) ([]byte, error) {
 				g.bulks--
 				if g.bulks == 0 {
 					g.state = guardStart
+					if g.record {
+						g.argcs = append(g.argcs, g.argc)
+						g.framedEnd = len(g.out) + p - run
+					}
 				} else {
 					g.state = guardBulkHeader
 				}
@@ -306,8 +332,15 @@ func (g *guardConn) inline(line []byte) error {
 		g.out = append(g.out, '$')
 		g.out = strconv.AppendInt(g.out, int64(len(a)), 10)
 		g.out = append(g.out, '\r', '\n')
+		if g.record {
+			g.spans = append(g.spans, argSpan{off: len(g.out), n: len(a)})
+		}
 		g.out = append(g.out, a...)
 		g.out = append(g.out, '\r', '\n')
+	}
+	if g.record {
+		g.argcs = append(g.argcs, len(args))
+		g.framedEnd = len(g.out)
 	}
 	return nil
 }
@@ -330,6 +363,35 @@ func indexCR(b []byte) int {
 	return -1
 }
 
+// takeCommands appends the complete commands framed so far to cmds,
+// their arguments carved from args (an arena: a command's arguments are
+// args[i:j:j], and args grows by replacement, never reallocation of what
+// was handed out), and marks their bytes handed out. It returns both.
+func (g *guardConn) takeCommands(cmds []redcon.Command, args [][]byte) ([]redcon.Command, [][]byte) {
+	k := 0
+	for _, argc := range g.argcs {
+		if cap(args)-len(args) < argc {
+			// A command may keep its arguments (MULTI's queue), so the
+			// arena is replaced, not reused: one allocation for many
+			// commands instead of one each.
+			args = make([][]byte, 0, max(512, argc))
+		}
+		start := len(args)
+		for _, sp := range g.spans[k : k+argc] {
+			args = append(args, g.out[sp.off:sp.off+sp.n:sp.off+sp.n])
+		}
+		k += argc
+		cmds = append(cmds, redcon.Command{Args: args[start:len(args):len(args)]})
+	}
+	if len(g.argcs) > 0 {
+		n := copy(g.spans, g.spans[k:])
+		g.spans = g.spans[:n]
+		g.argcs = g.argcs[:0]
+		g.outPos = g.framedEnd
+	}
+	return cmds, args
+}
+
 // compact drops the framed bytes the event loop has parsed and run,
 // keeping a partial request. The commands' arguments point into out, and
 // a command may keep them (MULTI's queue, a blocked command), so out is
@@ -344,6 +406,10 @@ func (g *guardConn) compact() {
 	}
 	used := g.outPos
 	g.out, g.outPos = g.out[g.outPos:], 0
+	g.framedEnd -= used
+	for i := range g.spans {
+		g.spans[i].off -= used // what is left: the partial command's
+	}
 	if cap(g.out)-len(g.out) >= used && cap(g.out) <= guardKeepBuf {
 		return
 	}

@@ -2,8 +2,11 @@ package server
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/tidwall/redcon"
 )
 
 // frameAll runs the request guard over data delivered in the given chunks
@@ -23,6 +26,45 @@ func frameAll(chunks ...[]byte) ([]byte, error) {
 		g.out = g.out[:0]
 	}
 	return out, nil
+}
+
+// takeAll frames chunks as the event loop does: after each read it takes
+// the complete commands (takeCommands) and compacts the framing buffer.
+// It stops at a protocol error, with the commands taken before it.
+func takeAll(chunks ...[]byte) []redcon.Command {
+	s := &Server{}
+	s.protoMaxBulk.Store(1 << 20)
+	c := &client{s: s}
+	c.authed.Store(true)
+	g := &guardConn{c: c, record: true}
+	var cmds []redcon.Command
+	var args [][]byte
+	for _, ch := range chunks {
+		err := g.feed(ch)
+		cmds, args = g.takeCommands(cmds, args)
+		g.compact()
+		if err != nil {
+			break
+		}
+	}
+	return cmds
+}
+
+// parseAll parses framed bytes with redcon's parser, as the guard's
+// attached reader does: the complete commands, in order.
+func parseAll(framed []byte) []redcon.Command {
+	var cmds []redcon.Command
+	for len(framed) > 0 {
+		complete, args, _, rest, err := redcon.ReadNextCommand(framed, nil)
+		if err != nil || !complete {
+			break
+		}
+		if len(args) > 0 {
+			cmds = append(cmds, redcon.Command{Args: args})
+		}
+		framed = rest
+	}
+	return cmds
 }
 
 // frameAllByByte is frameAll through frameByByte.
@@ -59,6 +101,10 @@ func FuzzRequestFraming(f *testing.F) {
 		"*1\r\n:1\r\n",
 		"*2\rx$1\r\na\r\n$0\ry\nz",
 		"*1\r\n$3\r\nabcXY*1\r\n$1\r\nb\n\n",
+		"*3\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n",
+		// Cut in half, a command then half of one, whose first argument
+		// is noted before the framing buffer is compacted.
+		"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n",
 	}
 	for _, s := range seeds {
 		for _, cut := range []int{0, 1, len(s) / 2, len(s) - 1} {
@@ -83,6 +129,18 @@ func FuzzRequestFraming(f *testing.F) {
 		}
 		if !bytes.Equal(split, plain) {
 			t.Fatalf("split at %d: framed\n%q\nby byte\n%q", cut, split, plain)
+		}
+		// The commands the event loop takes from the guard's notes are
+		// those redcon parses from the framed bytes, and stay intact
+		// through the reads after them.
+		taken, parsed := takeAll(data[:cut], data[cut:]), parseAll(split)
+		if len(taken) != len(parsed) {
+			t.Fatalf("split at %d: took %d commands, parsed %d", cut, len(taken), len(parsed))
+		}
+		for i := range taken {
+			if !slices.EqualFunc(taken[i].Args, parsed[i].Args, bytes.Equal) {
+				t.Fatalf("split at %d, command %d: took %q, parsed %q", cut, i, taken[i].Args, parsed[i].Args)
+			}
 		}
 	})
 }

@@ -24,7 +24,11 @@
 //
 // Requests pass through a guardConn (resp.go) that enforces Redis's
 // protocol limits before redcon parses them; its buffers live as long as
-// the connection. When a pipeline's first commands are writes, serveRESP
+// the connection. In the event loop the guard also notes where each
+// argument lies as it frames the bytes, and the loop takes the commands
+// from those notes (takeCommands) instead of parsing them again; the
+// loop's reads share one iterator while nothing is written
+// (storage.IterCache). When a pipeline's first commands are writes, serveRESP
 // takes the commands redcon has already parsed and runs each run of
 // consecutive writes in one Engine.Update (pipeline.go), with the replies
 // and effects of running them one by one. The per-command path (lookup,

@@ -7,7 +7,10 @@
 // sync mode, waits for the WAL to reach the disk; concurrent committers
 // share one sync (group commit), which waits briefly for the writers it
 // expects back (syncer, in db.go). A batch can be rolled back to a Mark,
-// so that one batch can carry several writers' work.
+// so that one batch can carry several writers' work. An IterCache
+// (itercache.go) lends one goroutine the same iterator over the committed
+// state for as long as no batch is applied: every batch goes through
+// DB.apply, which counts them.
 //
 // Invariants:
 //   - keys.go is the only place that builds or parses keys; no other

@@ -204,6 +204,22 @@ func AppendNodeKey(dst []byte, db int, key []byte, version, ms, seq uint64) []by
 	return binary.BigEndian.AppendUint64(dst, seq)
 }
 
+// DecodeNodeKey returns the database, Redis key, version and master ID
+// of a node key. The returned key aliases k.
+func DecodeNodeKey(k []byte) (db int, key []byte, version, ms, seq uint64, err error) {
+	if len(k) < 7 || k[0] != tagData {
+		return 0, nil, 0, 0, 0, ErrBadKey
+	}
+	n := uint64(binary.BigEndian.Uint32(k[3:]))
+	if uint64(len(k)) != 7+n+8+1+16 || Kind(k[7+n+8]) != KindNode {
+		return 0, nil, 0, 0, 0, ErrBadKey
+	}
+	key = k[7 : 7+n]
+	rest := k[7+n:]
+	return int(binary.BigEndian.Uint16(k[1:])), key, binary.BigEndian.Uint64(rest),
+		binary.BigEndian.Uint64(rest[9:]), binary.BigEndian.Uint64(rest[17:]), nil
+}
+
 // AppendSeqIndexKey appends the seq index key of the node whose first
 // entry has sequence n.
 func AppendSeqIndexKey(dst []byte, db int, key []byte, version, n uint64) []byte {

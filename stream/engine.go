@@ -210,6 +210,7 @@ type Tx struct {
 	lo, hi, mid    []byte // eachEntry's bounds and its window's edge
 	lazyBody       []byte // encodeLazyMeta's
 	lazyKey        []byte // stagedByMetaKey's
+	lazyMeta       []byte // encodeLazyTail's
 	fields, values [][]byte
 	scan           [][]byte     // XRangeEach's fields of one entry
 	refs           [2]streamRef // the first streams loaded; then more
@@ -239,7 +240,7 @@ func (e *Engine) newTx(r reader, b *storage.Batch) *Tx {
 		tx.wb.Batch = b
 		tx.r, tx.b = &tx.wb, &tx.wb
 		if tx.wb.encodeLazy == nil {
-			tx.wb.encodeLazy = tx.encodeLazyMeta // bound once: tx is reused
+			tx.wb.encodeLazy = tx.encodeLazy // bound once: tx is reused
 		}
 		if checkPELWrites {
 			// The per-owner index is written in order at the end
@@ -421,8 +422,7 @@ func (tx *Tx) putMeta(db int, key []byte, m *storage.Meta, old *storage.Meta) er
 	if err := tx.writeMeta(db, key, m, old, false); err != nil {
 		return err
 	}
-	tx.stagePut(db, key, m)
-	return nil
+	return tx.stagePut(db, key, m)
 }
 
 // writeMeta is putMeta without staging the record for the cache: the
@@ -489,7 +489,9 @@ func (tx *Tx) dropKey(db int, key []byte, m *storage.Meta) error {
 		}
 		tx.e.db.KickGC()
 	}
-	tx.stage(db, key, true, &keyMeta{})
+	if err := tx.stage(db, key, true, &keyMeta{}); err != nil {
+		return err
+	}
 	tx.kbuf = storage.AppendMetaKey(tx.kbuf[:0], db, key)
 	return tx.b.Delete(tx.kbuf)
 }

@@ -170,8 +170,7 @@ func (tx *Tx) save(s *streamRef) error {
 	if s.hasTail && s.sm.Nodes > 0 && s.tail.Master == s.sm.Tail {
 		km.tail, km.hasTail = s.tail, true
 	}
-	tx.stage(s.db, s.key, false, &km)
-	return nil
+	return tx.stage(s.db, s.key, false, &km)
 }
 
 // appendEntryKey appends the key of entry id to dst.
@@ -195,6 +194,35 @@ func (s *streamRef) nodeKey(id ID) []byte {
 // entryBounds returns [lower, upper) of the entry keys with lo <= ID <= hi.
 func (s *streamRef) entryBounds(lo, hi ID) (lower, upper []byte) {
 	return s.entryKey(lo), append(s.entryKey(hi), 0)
+}
+
+// encodeLazy appends to dst the value of a record deferred lazily: a
+// stream's metadata record (save) or its tail node (appendEntry).
+func (tx *Tx) encodeLazy(key, dst []byte) ([]byte, error) {
+	if storage.IsMetaKey(key) {
+		return tx.encodeLazyMeta(key, dst)
+	}
+	return tx.encodeLazyTail(key, dst)
+}
+
+// encodeLazyTail appends to dst the node record whose key is key, a
+// stream's tail node deferred lazily by appendEntry: it is encoded from
+// the tail node staged with the stream's metadata, which save stages
+// right after. Nothing between them reads the node's range: an XADD that
+// trims (which reads the nodes) defers the record with its value. When
+// the staged tail changes (a new node, a restaged record without it, a
+// dropped key), stage makes the old tail's record first.
+func (tx *Tx) encodeLazyTail(key, dst []byte) ([]byte, error) {
+	db, k, version, ms, seq, err := storage.DecodeNodeKey(key)
+	if err != nil {
+		return nil, err
+	}
+	tx.lazyMeta = storage.AppendMetaKey(tx.lazyMeta[:0], db, k)
+	st := tx.stagedByMetaKey(tx.lazyMeta)
+	if st == nil || st.gone || st.km.meta.Version != version || !st.km.hasTail || st.km.tail.Master != (ID{ms, seq}) {
+		return nil, fmt.Errorf("stream: lazy node record %q has no staged tail", key)
+	}
+	return st.km.tail.AppendBinary(dst), nil
 }
 
 // encodeLazyMeta appends to dst the metadata record whose key is key, of

@@ -298,16 +298,24 @@ func stagedName(db int, key []byte) string {
 }
 
 // stage records that (db, key) now holds km (or, when gone, nothing the
-// cache keeps).
-func (tx *Tx) stage(db int, key []byte, gone bool, km *keyMeta) {
+// cache keeps). A tail node staged before and not in km any more has its
+// record, if deferred lazily (appendEntry), made now, while it can be.
+func (tx *Tx) stage(db int, key []byte, gone bool, km *keyMeta) error {
 	if tx.e.cache == nil {
-		return
+		return nil
 	}
 	if i := tx.stagedIndex(db, key); i >= 0 {
 		st := &tx.staged[i]
+		if old := &st.km; !st.gone && old.hasTail && tx.b != nil &&
+			(gone || !km.hasTail || km.meta.Version != old.meta.Version || km.tail.Master != old.tail.Master) {
+			tx.kbuf = storage.AppendNodeKey(tx.kbuf[:0], db, key, old.meta.Version, old.tail.Master.Ms, old.tail.Master.Seq)
+			if err := tx.b.materializeKey(tx.kbuf); err != nil {
+				return err
+			}
+		}
 		tx.undo = append(tx.undo, undoRec{kind: undoStaged, i: i, st: *st})
 		st.gone, st.km = gone, *km
-		return
+		return nil
 	}
 	tx.staged = append(tx.staged, stagedMeta{db: db, key: tx.keep(key), gone: gone, km: *km})
 	switch n := len(tx.staged); {
@@ -319,12 +327,13 @@ func (tx *Tx) stage(db int, key []byte, gone bool, km *keyMeta) {
 	case n > stagedIndexMin:
 		tx.stagedIx[stagedName(db, key)] = n - 1
 	}
+	return nil
 }
 
 // stagePut stages the metadata record m written for (db, key).
-func (tx *Tx) stagePut(db int, key []byte, m *storage.Meta) {
+func (tx *Tx) stagePut(db int, key []byte, m *storage.Meta) error {
 	if tx.e.cache == nil {
-		return
+		return nil
 	}
 	km := keyMeta{meta: *m}
 	gone := true
@@ -333,7 +342,7 @@ func (tx *Tx) stagePut(db int, key []byte, m *storage.Meta) {
 			km.sm, km.meta.Body, gone = sm, nil, false
 		}
 	}
-	tx.stage(db, key, gone, &km)
+	return tx.stage(db, key, gone, &km)
 }
 
 // stageFlush records that every key of db (of every database when all)

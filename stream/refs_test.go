@@ -38,7 +38,7 @@ func TestRefsRecycled(t *testing.T) {
 				for i, s := range refs {
 					k := keys[i]
 					id := ID{uint64(round*100 + pass*10 + i + 1), 0}
-					if err := tx.appendEntry(s, id, fv("f", string(k))); err != nil {
+					if err := tx.appendEntry(s, id, fv("f", string(k)), tx.e.cache != nil); err != nil {
 						return err
 					}
 					if err := tx.save(s); err != nil {

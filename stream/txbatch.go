@@ -366,6 +366,18 @@ func (b *txBatch) write(i int) error {
 	return nil
 }
 
+// materializeKey gives the lazy record of key, if there is one, its
+// value now, while what it is encoded from still stands for it.
+func (b *txBatch) materializeKey(key []byte) error {
+	if b.live == 0 {
+		return nil
+	}
+	if i := b.find(key); i >= 0 && b.recs[i].live {
+		return b.materialize(i)
+	}
+	return nil
+}
+
 // materialize gives a lazy recs[i] its value. It logs nothing: the value
 // is what the record stood for, and a rollback that changes the source
 // also restores the record to what it was.

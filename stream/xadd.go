@@ -31,7 +31,10 @@ func (tx *Tx) XAdd(db int, key []byte, a *XAddArgs) (ID, bool, error) {
 	if err != nil {
 		return ID{}, false, err
 	}
-	if err := tx.appendEntry(s, id, a.Fields); err != nil {
+	// The tail node's record is encoded lazily unless the trim below
+	// reads the nodes before save stages the tail (encodeLazyTail).
+	lazyTail := tx.e.cache != nil && a.Trim.Strategy == TrimNone
+	if err := tx.appendEntry(s, id, a.Fields, lazyTail); err != nil {
 		return ID{}, false, err
 	}
 	if a.Trim.Strategy != TrimNone {
@@ -94,7 +97,7 @@ func (e *Engine) markIfLong(db int, key []byte, version uint64, sm *streamMeta) 
 // appendEntry writes the entry and its place in the node model. The tail
 // node comes from memory when the stream's ref carries it, else from its
 // record; either way the ref carries the updated node on to save.
-func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
+func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte, lazyTail bool) error {
 	fields, values := tx.splitPairs(fv)
 	fresh := true
 	if s.sm.Nodes > 0 && !s.hasTail {
@@ -129,10 +132,15 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte) error {
 	}
 	s.hasTail = true
 	tx.kbuf = s.appendNodeKey(tx.kbuf[:0], s.tail.Master)
-	tx.vbuf = s.tail.AppendBinary(tx.vbuf[:0])
 	// The next XADD rewrites the tail node: written once, when the group
-	// ends (txbatch.go).
-	tx.b.SetDeferred(tx.kbuf, tx.vbuf)
+	// ends (txbatch.go), and with the metadata cache on, encoded then
+	// from the tail that save stages (encodeLazyTail).
+	if lazyTail {
+		tx.b.SetDeferredLazy(tx.kbuf)
+	} else {
+		tx.vbuf = s.tail.AppendBinary(tx.vbuf[:0])
+		tx.b.SetDeferred(tx.kbuf, tx.vbuf)
+	}
 	set, err := tx.fieldSetFor(s, fields)
 	if err != nil {
 		return err

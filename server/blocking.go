@@ -167,7 +167,27 @@ func (r *blockRegistry) noteWokenLocked(c *client, key []byte) {
 }
 
 // unblockRequest is CLIENT UNBLOCK's message to a blocked client.
-type unblockRequest struct{ withError bool }
+// changed: the server became a replica (or followed another primary):
+// the client gets errUnblockedChanged and is disconnected, as Redis's
+// disconnectAllBlockedClients does.
+type unblockRequest struct{ withError, changed bool }
+
+// unblockAllChanged unblocks every blocked client because the server
+// became a replica or changed primary (REPLICAOF host port).
+func (s *Server) unblockAllChanged() {
+	s.blocks.mu.Lock()
+	defer s.blocks.mu.Unlock()
+	for c := range s.blocks.keys {
+		// It replaces a CLIENT UNBLOCK not served yet: only senders
+		// holding blocks.mu send, so the send cannot block.
+		select {
+		case <-c.unblockCh:
+		default:
+		}
+		c.unblockCh <- unblockRequest{changed: true}
+		c.notifyBlocked()
+	}
+}
 
 // unblock asks a blocked client to stop waiting; false if it was not
 // blocked.
@@ -178,7 +198,7 @@ func (s *Server) unblock(c *client, withError bool) bool {
 		return false
 	}
 	select {
-	case c.unblockCh <- unblockRequest{withError}:
+	case c.unblockCh <- unblockRequest{withError: withError}:
 	default:
 	}
 	c.notifyBlocked()
@@ -472,9 +492,14 @@ func (s *Server) waitBlocked(c *client) bool {
 			finish()
 			return true
 		case u := <-c.unblockCh:
-			if u.withError {
+			switch {
+			case u.changed:
+				c.w.Error(errUnblockedChanged)
+				finish()
+				return false // disconnected after the reply
+			case u.withError:
 				c.w.Error(errUnblocked)
-			} else {
+			default:
 				p.req.onTimeout(&c.w)
 			}
 			finish()

@@ -92,6 +92,7 @@ func (s *Server) follow(host string, port int) {
 		old.Stop()
 	}
 	s.engine.SetFollower(true)
+	s.unblockAllChanged()
 	r := replication.StartReplica(replication.ReplicaConfig{
 		Host: host, Port: port, ListeningPort: s.port,
 		Engine: s.engine, DB: s.db, Log: h.log, Logger: s.logger,

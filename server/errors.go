@@ -80,6 +80,7 @@ const (
 	// Dispatcher, connection and admin commands (server core).
 	errNotInMulti       = "ERR Command not allowed inside a transaction"
 	errUnblocked        = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+	errUnblockedChanged = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
 	errUnblockReason    = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
 	errClientName       = "ERR Client names cannot contain spaces, newlines or special characters."
 	errNoSuchClient     = "ERR No such client"

@@ -580,9 +580,16 @@ func (l *eventLoop) retryParked(lc *loopConn) {
 	p := c.pending
 	select {
 	case u := <-c.unblockCh:
-		if u.withError {
+		switch {
+		case u.changed:
+			// Disconnected after the reply: what it sent behind the
+			// blocked command is not run.
+			c.w.Error(errUnblockedChanged)
+			p.held, lc.perr = nil, nil
+			lc.closing = true
+		case u.withError:
 			c.w.Error(errUnblocked)
-		} else {
+		default:
 			p.req.onTimeout(&c.w)
 		}
 		l.unpark(lc)

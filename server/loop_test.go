@@ -486,3 +486,41 @@ func testReadersWokenTogether(t *testing.T, mode func(*Config)) {
 		}
 	}
 }
+
+// REPLICAOF host port unblocks every blocked client with Redis 7.0's
+// -UNBLOCKED error (disconnectAllBlockedClients) and disconnects it; what
+// it sent behind the blocked command is not run. A REPLICAOF of the
+// primary it follows already leaves the others alone, as in Redis.
+func TestReplicaOfDisconnectsBlocked(t *testing.T) { bothIOModes(t, testReplicaOfDisconnectsBlocked) }
+
+func testReplicaOfDisconnectsBlocked(t *testing.T, mode func(*Config)) {
+	s := startServer(t, mode)
+	// A port nothing listens on: the replica's link never comes up.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	x, w, c := dialRaw(t, s), dialRaw(t, s), dialRaw(t, s)
+	x.send("*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n$\r\n*1\r\n$4\r\nPING\r\n")
+	w.cmd("WAIT", "1", "0")
+	waitFor(t, func() bool { return s.blocks.count() == 2 })
+	c.expect("+OK\r\n", "REPLICAOF", "127.0.0.1", port)
+	const want = "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
+	for name, r := range map[string]*rawConn{"XREAD": x, "WAIT": w} {
+		if got := r.reply(); got != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+		r.expectClosed()
+	}
+	// Blocked on the replica, then the same primary again: still blocked.
+	y := dialRaw(t, s)
+	y.cmd("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+	waitFor(t, func() bool { return s.blocks.count() == 1 })
+	c.expect("+OK Already connected to specified master\r\n", "REPLICAOF", "127.0.0.1", port)
+	c.expect("+OK\r\n", "REPLICAOF", "NO", "ONE")
+	if n := s.blocks.count(); n != 1 {
+		t.Errorf("blocked clients after REPLICAOF of the same primary and NO ONE: %d", n)
+	}
+}

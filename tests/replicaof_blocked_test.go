@@ -1,0 +1,58 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestReplicaOfUnblocksDifferential: REPLICAOF host port answers every
+// blocked client (XREAD BLOCK, WAIT) with the same -UNBLOCKED error as
+// Redis 7.0, and closes its connection without running what it sent
+// behind the blocked command; the same transcript from both servers.
+func TestReplicaOfUnblocksDifferential(t *testing.T) {
+	redis, eddy := startRedis(t), startEddy(t)
+	transcript := func(addr string) string {
+		t.Helper()
+		port, err := freePort() // nothing listens there: the link never comes up
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, w, c := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
+		var out bytes.Buffer
+		if err := x.Send("XREAD", "BLOCK", "0", "STREAMS", "s", "$"); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Send("PING"); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Send("WAIT", "1", "0"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "two blocked clients", func() (bool, error) {
+			info, err := c.Do("INFO", "clients")
+			return bytes.Contains(info, []byte("blocked_clients:2\r\n")), err
+		})
+		reply, err := c.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "REPLICAOF 127.0.0.1 <port> -> %q\n", reply)
+		for _, r := range []*rawConn{x, w} {
+			reply, err := r.Read()
+			fmt.Fprintf(&out, "%q %v; closed: %v\n", reply, err, r.WaitClosed(5*time.Second))
+		}
+		reply, err = c.Do("REPLICAOF", "NO", "ONE")
+		fmt.Fprintf(&out, "REPLICAOF NO ONE -> %q %v\n", reply, err)
+		return out.String()
+	}
+	want, got := transcript(redis.Addr()), transcript(eddy.Addr())
+	if got != want {
+		t.Errorf("Eddy:\n%s\nRedis:\n%s", got, want)
+	}
+	if !bytes.Contains([]byte(want), []byte("UNBLOCKED force unblock")) {
+		t.Errorf("Redis did not unblock as expected:\n%s", want)
+	}
+}

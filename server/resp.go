@@ -20,6 +20,7 @@ const (
 	guardKeepBuf     = 64 * 1024 // larger framing buffers are dropped once empty
 	guardChunkMin    = 512       // the smallest framing buffer compact allocates
 	guardChunkMax    = 32 * 1024 // and the largest, but for a partial request
+	guardKeepSpans   = 4096      // larger argument notes are dropped once empty
 )
 
 // protoError is a request that breaks the protocol. The client gets
@@ -388,6 +389,10 @@ func (g *guardConn) takeCommands(cmds []redcon.Command, args [][]byte) ([]redcon
 		g.spans = g.spans[:n]
 		g.argcs = g.argcs[:0]
 		g.outPos = g.framedEnd
+		if n == 0 && cap(g.spans) > guardKeepSpans {
+			// A huge request's notes: an idle client keeps no large array.
+			g.spans, g.argcs = nil, nil
+		}
 	}
 	return cmds, args
 }

@@ -249,3 +249,32 @@ func (g *guardConn) frameByByte(in []byte) ([]byte, error) {
 	}
 	return in, nil
 }
+
+// TestGuardDropsLargeNotes: the argument notes of a huge request are
+// not kept once its command is taken; a small one's are.
+func TestGuardDropsLargeNotes(t *testing.T) {
+	for _, tc := range []struct {
+		args int
+		kept bool
+	}{{3, true}, {guardKeepSpans + 1, false}} {
+		s := &Server{}
+		s.protoMaxBulk.Store(1 << 20)
+		c := &client{s: s}
+		c.authed.Store(true)
+		g := &guardConn{c: c, record: true}
+		req := []byte("*" + strconv.Itoa(tc.args) + "\r\n")
+		for range tc.args {
+			req = append(req, "$1\r\nx\r\n"...)
+		}
+		if err := g.feed(req); err != nil {
+			t.Fatal(err)
+		}
+		cmds, _ := g.takeCommands(nil, nil)
+		if len(cmds) != 1 || len(cmds[0].Args) != tc.args {
+			t.Fatalf("%d arguments: took %d commands", tc.args, len(cmds))
+		}
+		if kept := cap(g.spans) > 0; kept != tc.kept {
+			t.Errorf("%d arguments: notes kept %v, want %v", tc.args, kept, tc.kept)
+		}
+	}
+}

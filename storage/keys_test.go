@@ -89,6 +89,27 @@ func TestKeyRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDecodeNodeKey: a node key decodes to what built it; other keys of
+// the same stream, and a truncated node key, do not decode.
+func TestDecodeNodeKey(t *testing.T) {
+	k := AppendNodeKey(nil, 3, []byte("s\x02t"), 7, 1700000000000, 5)
+	db, key, version, ms, seq, err := DecodeNodeKey(k)
+	if err != nil || db != 3 || string(key) != "s\x02t" || version != 7 || ms != 1700000000000 || seq != 5 {
+		t.Fatalf("node: %d %q %d %d-%d %v", db, key, version, ms, seq, err)
+	}
+	for name, bad := range map[string][]byte{
+		"entry":     AppendEntryKey(nil, 3, []byte("s"), 7, 1, 5),
+		"meta":      AppendMetaKey(nil, 3, []byte("s")),
+		"seq index": AppendSeqIndexKey(nil, 3, []byte("s"), 7, 5),
+		"truncated": k[:len(k)-1],
+		"store":     storeKey([]byte("keys")),
+	} {
+		if _, _, _, _, _, err := DecodeNodeKey(bad); err == nil {
+			t.Errorf("%s key decoded as a node key", name)
+		}
+	}
+}
+
 // A name must never be a prefix of another's range: stream "a" and "ab".
 func TestNamesArePrefixFree(t *testing.T) {
 	lo, hi := VersionBounds(0, []byte("a"), 1)

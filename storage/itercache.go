@@ -2,16 +2,6 @@ package storage
 
 import "github.com/cockroachdb/pebble/v2"
 
-// apply applies b to the committed state without syncing. Every batch
-// goes through here, so that applied moves once the batch is visible
-// (Pebble's Apply returns after publishing it): an iterator opened before
-// that point may not show it.
-func (db *DB) apply(b *pebble.Batch) error {
-	err := db.pdb.Apply(b, pebble.NoSync)
-	db.applied.Add(1)
-	return err
-}
-
 // IterCache lends one iterator over the committed state, again and again,
 // for as long as no batch has been applied since it was opened. Building
 // a Pebble iterator (one per level and memtable, merged) and closing it

@@ -47,7 +47,6 @@ func (db *DB) ApplyRepr(repr, state []byte) error {
 	if b.Empty() {
 		return nil
 	}
-	db.unsynced.Add(int64(b.Len()))
 	if err := db.apply(b); err != nil {
 		return err
 	}

@@ -209,8 +209,6 @@ type Tx struct {
 	body           []byte
 	lo, hi, mid    []byte // eachEntry's bounds and its window's edge
 	lazyBody       []byte // encodeLazyMeta's
-	lazyKey        []byte // stagedByMetaKey's
-	lazyMeta       []byte // encodeLazyTail's
 	fields, values [][]byte
 	scan           [][]byte     // XRangeEach's fields of one entry
 	refs           [2]streamRef // the first streams loaded; then more

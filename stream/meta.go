@@ -199,8 +199,8 @@ func (s *streamRef) entryBounds(lo, hi ID) (lower, upper []byte) {
 // encodeLazy appends to dst the value of a record deferred lazily: a
 // stream's metadata record (save) or its tail node (appendEntry).
 func (tx *Tx) encodeLazy(key, dst []byte) ([]byte, error) {
-	if storage.IsMetaKey(key) {
-		return tx.encodeLazyMeta(key, dst)
+	if db, k, err := storage.DecodeMetaKey(key); err == nil {
+		return tx.encodeLazyMeta(db, k, dst)
 	}
 	return tx.encodeLazyTail(key, dst)
 }
@@ -217,21 +217,20 @@ func (tx *Tx) encodeLazyTail(key, dst []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx.lazyMeta = storage.AppendMetaKey(tx.lazyMeta[:0], db, k)
-	st := tx.stagedByMetaKey(tx.lazyMeta)
+	st := tx.stagedFor(db, k)
 	if st == nil || st.gone || st.km.meta.Version != version || !st.km.hasTail || st.km.tail.Master != (ID{ms, seq}) {
 		return nil, fmt.Errorf("stream: lazy node record %q has no staged tail", key)
 	}
 	return st.km.tail.AppendBinary(dst), nil
 }
 
-// encodeLazyMeta appends to dst the metadata record whose key is key, of
-// a stream saved lazily (save): it is encoded from the stream's staged
-// metadata, which every save stages right after its write.
-func (tx *Tx) encodeLazyMeta(key, dst []byte) ([]byte, error) {
-	st := tx.stagedByMetaKey(key)
+// encodeLazyMeta appends to dst the metadata record of stream key in
+// database db, saved lazily (save): it is encoded from the stream's
+// staged metadata, which every save stages right after its write.
+func (tx *Tx) encodeLazyMeta(db int, key, dst []byte) ([]byte, error) {
+	st := tx.stagedFor(db, key)
 	if st == nil || st.gone || st.km.meta.Type != storage.TypeStream {
-		return nil, fmt.Errorf("stream: lazy metadata record %q has no staged stream", key)
+		return nil, fmt.Errorf("stream: lazy metadata record of %q has no staged stream", key)
 	}
 	m := st.km.meta
 	tx.lazyBody = st.km.sm.appendBinary(tx.lazyBody[:0])

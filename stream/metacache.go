@@ -274,25 +274,6 @@ func (tx *Tx) stagedIndex(db int, key []byte) int {
 	return -1
 }
 
-// stagedByMetaKey returns the staged change whose metadata record key
-// is key, or nil.
-func (tx *Tx) stagedByMetaKey(key []byte) *stagedMeta {
-	if tx.stagedIx != nil {
-		if i, ok := tx.stagedIx[string(key)]; ok {
-			return &tx.staged[i]
-		}
-		return nil
-	}
-	for i := range tx.staged {
-		st := &tx.staged[i]
-		tx.lazyKey = storage.AppendMetaKey(tx.lazyKey[:0], st.db, st.key)
-		if string(tx.lazyKey) == string(key) {
-			return st
-		}
-	}
-	return nil
-}
-
 func stagedName(db int, key []byte) string {
 	return string(storage.AppendMetaKey(nil, db, key))
 }

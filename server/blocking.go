@@ -172,6 +172,21 @@ func (r *blockRegistry) noteWokenLocked(c *client, key []byte) {
 // disconnectAllBlockedClients does.
 type unblockRequest struct{ withError, changed bool }
 
+// answer writes the reply u asks for to a blocked command waiting as req
+// says, and reports whether the client is then disconnected.
+func (u unblockRequest) answer(w *replyWriter, req *blockRequest) (disconnect bool) {
+	switch {
+	case u.changed:
+		w.Error(errUnblockedChanged)
+		return true
+	case u.withError:
+		w.Error(errUnblocked)
+	default:
+		req.onTimeout(w)
+	}
+	return false
+}
+
 // unblockAllChanged unblocks every blocked client because the server
 // became a replica or changed primary (REPLICAOF host port).
 func (s *Server) unblockAllChanged() {
@@ -492,18 +507,9 @@ func (s *Server) waitBlocked(c *client) bool {
 			finish()
 			return true
 		case u := <-c.unblockCh:
-			switch {
-			case u.changed:
-				c.w.Error(errUnblockedChanged)
-				finish()
-				return false // disconnected after the reply
-			case u.withError:
-				c.w.Error(errUnblocked)
-			default:
-				p.req.onTimeout(&c.w)
-			}
+			disconnect := u.answer(&c.w, p.req)
 			finish()
-			return true
+			return !disconnect // false: disconnected after the reply
 		case <-d.gone:
 			s.blocks.remove(c)
 			return false

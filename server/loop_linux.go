@@ -580,17 +580,11 @@ func (l *eventLoop) retryParked(lc *loopConn) {
 	p := c.pending
 	select {
 	case u := <-c.unblockCh:
-		switch {
-		case u.changed:
+		if u.answer(&c.w, p.req) {
 			// Disconnected after the reply: what it sent behind the
 			// blocked command is not run.
-			c.w.Error(errUnblockedChanged)
 			p.held, lc.perr = nil, nil
 			lc.closing = true
-		case u.withError:
-			c.w.Error(errUnblocked)
-		default:
-			p.req.onTimeout(&c.w)
 		}
 		l.unpark(lc)
 		return

@@ -185,17 +185,25 @@ type streamHarness struct {
 	redis *testRedis
 }
 
-func newStreamHarness(t *testing.T, proto int) *streamHarness {
-	t.Helper()
+// openMemEngine opens an in-memory store and a stream engine over it,
+// closed when the test or benchmark ends.
+func openMemEngine(tb testing.TB) (*storage.DB, *stream.Engine) {
+	tb.Helper()
 	db, err := storage.Open(storage.InMemory())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	tb.Cleanup(func() { db.Close() })
 	e, err := stream.Open(db, stream.Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return db, e
+}
+
+func newStreamHarness(t *testing.T, proto int) *streamHarness {
+	t.Helper()
+	_, e := openMemEngine(t)
 	h := &streamHarness{t: t, e: e, specs: map[string]*commandSpec{}, proto: proto}
 	for _, c := range streamCommands() {
 		h.specs[c.name] = c

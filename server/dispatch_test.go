@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/eddy-streams/eddy/storage"
-	"github.com/eddy-streams/eddy/stream"
 )
 
 func TestSanitizeError(t *testing.T) {
@@ -148,15 +145,7 @@ func TestClientListLine(t *testing.T) {
 }
 
 func TestInfoSections(t *testing.T) {
-	db, err := storage.Open(storage.InMemory())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	eng, err := stream.Open(db, stream.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, eng := openMemEngine(t)
 	s := &Server{databases: 16, started: time.Now(), cfg: NewLiveConfig(DefaultConfig()), db: db, engine: eng}
 	s.stats.init()
 	s.blocks.init()

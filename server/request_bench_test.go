@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/eddy-streams/eddy/storage"
-	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
 )
 
@@ -20,15 +18,7 @@ func BenchmarkRequestPath(b *testing.B) {
 		{"xlen", "*2\r\n$4\r\nxlen\r\n$7\r\nbench:s\r\n"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			db, err := storage.Open(storage.InMemory())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			e, err := stream.Open(db, stream.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, e := openMemEngine(b)
 			s := &Server{engine: e}
 			s.stats.init()
 			pass := ""

@@ -56,3 +56,41 @@ func TestReplicaOfUnblocksDifferential(t *testing.T) {
 		t.Errorf("Redis did not unblock as expected:\n%s", want)
 	}
 }
+
+// TestWaitUnblockDifferential: CLIENT UNBLOCK of a client in WAIT, with
+// and without ERROR, gets the replies Redis 7.0 sends (the count of
+// replicas so far, or -UNBLOCKED).
+func TestWaitUnblockDifferential(t *testing.T) {
+	redis, eddy := startRedis(t), startEddy(t)
+	transcript := func(addr string) string {
+		t.Helper()
+		var out bytes.Buffer
+		for _, mode := range [][]string{nil, {"ERROR"}} {
+			a, b := dialRaw(t, addr), dialRaw(t, addr)
+			id, err := a.Do("CLIENT", "ID")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Send("WAIT", "1", "0"); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, "a client in WAIT", func() (bool, error) {
+				info, err := b.Do("INFO", "clients")
+				return bytes.Contains(info, []byte("blocked_clients:1\r\n")), err
+			})
+			args := append([]string{"CLIENT", "UNBLOCK", string(bytes.TrimSpace(id[1:]))}, mode...)
+			unblocked, err := b.Do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, err := a.Read()
+			fmt.Fprintf(&out, "UNBLOCK %v -> %q; WAIT -> %q %v\n", mode, unblocked, reply, err)
+			a.Close()
+			b.Close()
+		}
+		return out.String()
+	}
+	if got, want := transcript(eddy.Addr()), transcript(redis.Addr()); got != want {
+		t.Errorf("Eddy:\n%s\nRedis:\n%s", got, want)
+	}
+}

@@ -252,14 +252,19 @@ func xreadShare(proto, db int, keys [][]byte, after []stream.ID, count int64) st
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, count, 10)
 	for i, k := range keys {
-		b = append(b, ' ')
-		b = strconv.AppendInt(b, int64(len(k)), 10)
-		b = append(b, ':')
-		b = append(b, k...)
+		b = appendLenKey(append(b, ' '), k)
 		b = append(b, ' ')
 		b = append(b, after[i].String()...)
 	}
 	return string(b)
+}
+
+// appendLenKey appends key as len:key, so that names built of several
+// keys cannot collide (xreadShare, sharedKey).
+func appendLenKey(b, key []byte) []byte {
+	b = strconv.AppendInt(b, int64(len(key)), 10)
+	b = append(b, ':')
+	return append(b, key...)
 }
 
 // xreadRetry serves a blocked XREAD after a wake-up. As Redis 7.0 does, it

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -625,10 +624,7 @@ func (l *eventLoop) retryParked(lc *loopConn) {
 func sharedKey(share string, woken [][]byte) string {
 	b := append(make([]byte, 0, len(share)+16*len(woken)), share...)
 	for _, k := range woken {
-		b = append(b, '|')
-		b = strconv.AppendInt(b, int64(len(k)), 10)
-		b = append(b, ':')
-		b = append(b, k...)
+		b = appendLenKey(append(b, '|'), k)
 	}
 	return string(b)
 }

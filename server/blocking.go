@@ -394,7 +394,7 @@ func (s *Server) retryLocked(ctx *cmdContext, req *blockRequest) bool {
 		// retry that serves nothing, or fails, leaves no trace.
 		errsBefore := ctx.w.errs
 		s.commitMu.RLock()
-		err = s.engine.Update(func(tx *stream.Tx) error {
+		err = s.update(ctx.c, func(tx *stream.Tx) error {
 			ctx.tx = tx
 			replied = req.retry(ctx)
 			if !replied || ctx.w.errs > errsBefore {

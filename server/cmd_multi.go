@@ -103,7 +103,7 @@ func cmdExec(ctx *cmdContext) {
 		defer s.commitMu.RUnlock()
 	}
 	mark := len(ctx.w.buf)
-	err := s.engine.Update(func(tx *stream.Tx) error {
+	err := s.update(c, func(tx *stream.Tx) error {
 		if watching {
 			if c.dirty.Load() {
 				ctx.w.NullArray()

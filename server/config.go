@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"io"
 	"log/slog"
 	"math"
@@ -57,6 +58,10 @@ type Config struct {
 	// changes verbosity at runtime. It is wiring, not a directive; copies of
 	// the Config share it on purpose.
 	LogLevelVar *slog.LevelVar
+
+	// fs replaces the store's file system; tests set it to hold the
+	// log's syncs.
+	fs vfs.FS
 }
 
 // ErrUnknownDirective is returned (wrapped) by Set and ParseConfigFile for

@@ -255,7 +255,7 @@ func (s *Server) call(ctx *cmdContext, spec *commandSpec, tx *stream.Tx, start t
 		spec.handler(ctx)
 	case spec.flags&flagWrite != 0:
 		s.commitMu.RLock()
-		err := s.engine.Update(ctx.c.writeFunc(ctx, spec, errsBefore))
+		err := s.update(ctx.c, ctx.c.writeFunc(ctx, spec, errsBefore))
 		s.commitMu.RUnlock()
 		ctx.tx = nil
 		if err != nil && !errors.Is(err, errRollback) {
@@ -382,4 +382,15 @@ func (st *serverStats) reset() {
 	st.errors = make(map[string]int64)
 	st.total = 0
 	st.mu.Unlock()
+}
+
+// update commits fn's writes for c. A client of the event loop is
+// answered as soon as they are applied: with appendfsync always the loop
+// holds its replies until a sync covers them (eventLoop.hold), so the
+// loop goes on serving while the sync runs.
+func (s *Server) update(c *client, fn func(tx *stream.Tx) error) error {
+	if c.inLoop {
+		return s.engine.UpdateApplied(fn)
+	}
+	return s.engine.Update(fn)
 }

@@ -42,6 +42,10 @@
 // its own goroutine runs them in order (after the rest of a pipeline
 // already read). PSYNC makes the client leave the event loop.
 //
+// With appendfsync always, no reply of the event loop's leaves before a
+// log sync covers every write applied before it (eventLoop.hold); a large
+// group's sync runs while the loop goes on (loop_linux.go).
+//
 // Invariants and lock order:
 //   - gate (shared per command, exclusive at shutdown) before commitMu
 //     (shared per write, exclusive for an EXEC with watched keys) before

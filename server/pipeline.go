@@ -11,7 +11,9 @@ import (
 // parsed every command that arrived in the same read. When the first two
 // are writes that may share a transaction, serveRESP takes the whole
 // pipeline and serves it here: each run of consecutive such writes shares
-// one engine.Update (one batch, one sync) instead of one each.
+// one engine.Update (one batch, one sync) instead of one each. In the
+// event loop it is Engine.UpdateApplied, the loop making the writes
+// durable before their replies leave (loop_linux.go).
 //
 // A group behaves exactly as its commands run one by one: each gets its
 // own reply, OnCommit (watchers, blocked readers) runs once after the
@@ -165,7 +167,7 @@ func (s *Server) runGroups(parts []groupPart) {
 	}
 	start := time.Now()
 	s.commitMu.RLock()
-	err := s.engine.Update(func(tx *stream.Tx) error {
+	err := s.update(parts[0].c, func(tx *stream.Tx) error {
 		for i := range parts {
 			p := &parts[i]
 			c := p.c

@@ -116,7 +116,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := storage.Open(storage.Options{Dir: cfg.Dir, CacheSize: cfg.CacheSize, Sync: mode, Logger: logger})
+	db, err := storage.Open(storage.Options{Dir: cfg.Dir, CacheSize: cfg.CacheSize, Sync: mode, FS: cfg.fs, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

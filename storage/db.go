@@ -590,10 +590,31 @@ func (db *DB) apply(b *pebble.Batch) error {
 // tells it how many have come.
 func (db *DB) WaitDurable(writers int) error { return db.afterApply(writers) }
 
+// Applied counts the batches applied so far. A sync that starts after
+// the count was read covers every one of them: SyncApplied.
+func (db *DB) Applied() uint64 { return db.applied.Load() }
+
+// SyncApplied makes everything applied before the call durable, with
+// one log sync shared with any other waiter, without gathering writers:
+// the caller already holds its writers' replies (the event loop with
+// appendfsync always). writers is how many it answers, for Syncs.
+func (db *DB) SyncApplied(writers int) error {
+	return db.syncer.wait(writers, false)
+}
+
+// NoteApplied tells the store that the caller applied writes it will make
+// durable itself (SyncApplied) when the sync mode needs it: with
+// everysec the background sync learns there is something to sync.
+func (db *DB) NoteApplied() {
+	if db.syncMode() == SyncEverySec {
+		db.afterApply(0)
+	}
+}
+
 func (db *DB) afterApply(writers int) error {
 	switch db.syncMode() {
 	case SyncAlways:
-		return db.syncer.wait(writers)
+		return db.syncer.wait(writers, true)
 	case SyncEverySec:
 		select {
 		case db.dirty <- struct{}{}:
@@ -643,7 +664,7 @@ func (db *DB) everySecLoop(ctx context.Context, every time.Duration) {
 			}
 		}
 		db.unsynced.Store(0)
-		if err := db.syncer.wait(0); err != nil {
+		if err := db.syncer.wait(0, false); err != nil {
 			db.logger.Error("background fsync failed", "err", err)
 		}
 	}
@@ -694,8 +715,9 @@ const maxGather = 2 * time.Millisecond
 
 // wait returns once a sync that started after the call covers the
 // caller's writes. writers is how many independent writers those writes
-// carry (a group commit's size); 0 asks for a sync without gathering.
-func (s *syncer) wait(writers int) error {
+// carry (a group commit's size); gather lets the sync wait for more of
+// them (never with 0 writers).
+func (s *syncer) wait(writers int, gather bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cond == nil {
@@ -705,7 +727,7 @@ func (s *syncer) wait(writers int) error {
 	ticket := s.issued
 	s.pending += writers
 	for s.covered < ticket {
-		if s.running || (writers > 0 && s.gatheringLocked()) {
+		if s.running || (gather && writers > 0 && s.gatheringLocked()) {
 			s.cond.Wait()
 			continue
 		}

@@ -102,7 +102,7 @@ func TestSyncerGroupsWaiters(t *testing.T) {
 			if mine == n {
 				close(allApplied)
 			}
-			if err := s.wait(1); err != nil {
+			if err := s.wait(1, true); err != nil {
 				errs <- err.Error()
 				return
 			}
@@ -140,7 +140,7 @@ func TestSyncerGathersReturningWriters(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.wait(1); err != nil {
+			if err := s.wait(1, true); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -161,7 +161,7 @@ func TestSyncerGathersReturningWriters(t *testing.T) {
 	s.mu.Lock()
 	s.lastEnd, s.lastDur, s.expect = time.Now(), time.Hour, n
 	s.mu.Unlock()
-	if err := s.wait(0); err != nil { // would hang for an hour if it gathered
+	if err := s.wait(0, true); err != nil { // would hang for an hour if it gathered
 		t.Fatal(err)
 	}
 }

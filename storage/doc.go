@@ -6,7 +6,10 @@
 // writes), Commit it. Commit applies the batch and then, depending on the
 // sync mode, waits for the WAL to reach the disk; concurrent committers
 // share one sync (group commit), which waits briefly for the writers it
-// expects back (syncer, in db.go). A batch can be rolled back to a Mark,
+// expects back (syncer, in db.go). A caller that holds its writers'
+// acknowledgements itself (the event loop) applies without waiting and
+// calls SyncApplied, which covers every batch Applied counted before it.
+// A batch can be rolled back to a Mark,
 // so that one batch can carry several writers' work. An IterCache
 // (itercache.go) lends one goroutine the same iterator over the committed
 // state for as long as no batch is applied: every batch goes through

@@ -55,6 +55,7 @@ type commitReq struct {
 	err      error
 	panicked any  // what fn panicked with, re-raised in the caller
 	wrote    bool // fn succeeded and wrote to the batch
+	applied  bool // answer once applied: the caller makes it durable (UpdateApplied)
 	lo, hi   int  // fn's changes: tx.changes[lo:hi]
 	wake     chan wakeKind
 }
@@ -80,7 +81,7 @@ func (e *Engine) newReq(fn func(tx *Tx) error) *commitReq {
 }
 
 func (e *Engine) freeReq(r *commitReq) {
-	r.fn, r.err, r.panicked, r.wrote, r.lo, r.hi = nil, nil, nil, false, 0, 0
+	r.fn, r.err, r.panicked, r.wrote, r.applied, r.lo, r.hi = nil, nil, nil, false, false, 0, 0
 	e.reqs.Put(r)
 }
 
@@ -91,7 +92,21 @@ func (e *Engine) freeReq(r *commitReq) {
 // returns once fn's writes are as durable as the sync mode requires, and
 // OnCommit has been told of them.
 func (e *Engine) Update(fn func(tx *Tx) error) error {
+	return e.update(fn, false)
+}
+
+// UpdateApplied is Update, but returns once fn's writes are applied
+// (visible, and told to OnCommit) without waiting for a sync: the caller
+// makes them durable before acknowledging them, with the store's
+// SyncApplied. The event loop does so for a whole turn's replies with
+// appendfsync always, as Redis writes its replies after the AOF's fsync.
+func (e *Engine) UpdateApplied(fn func(tx *Tx) error) error {
+	return e.update(fn, true)
+}
+
+func (e *Engine) update(fn func(tx *Tx) error, applied bool) error {
 	r := e.newReq(fn)
+	r.applied = applied
 	e.qmu.Lock()
 	e.queue = append(e.queue, r)
 	lead := !e.leading
@@ -156,15 +171,22 @@ func (e *Engine) lead(self *commitReq) {
 	}
 	var err error
 	if applied {
-		writers := 0
+		writers, waiting := 0, 0
 		for _, r := range group {
 			if r != nil && r.wrote {
 				writers++
+				if !r.applied {
+					waiting++
+				}
 			}
 		}
 		e.batches.Add(1)
 		e.batchWrites.Add(uint64(writers))
-		err = e.db.WaitDurable(writers)
+		if waiting > 0 {
+			err = e.db.WaitDurable(waiting)
+		} else {
+			e.db.NoteApplied()
+		}
 	}
 	for i, r := range group {
 		if r == nil || !r.wrote {

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// syncGate is a file system whose log syncs wait while it is shut: the
+// tests see what a server does while a sync is in flight.
+type syncGate struct {
+	vfs.FS
+	mu      sync.Mutex
+	shut    chan struct{} // guarded by mu; nil while open
+	waiting atomic.Int32  // syncs held at the gate
+}
+
+func (g *syncGate) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := g.FS.Create(name, c)
+	return g.wrap(name, f), err
+}
+
+func (g *syncGate) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := g.FS.ReuseForWrite(old, name, c)
+	return g.wrap(name, f), err
+}
+
+func (g *syncGate) wrap(name string, f vfs.File) vfs.File {
+	if f == nil || !strings.HasSuffix(name, ".log") {
+		return f
+	}
+	return &gatedFile{File: f, g: g}
+}
+
+func (g *syncGate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut == nil {
+		g.shut = make(chan struct{})
+	}
+}
+
+func (g *syncGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut != nil {
+		close(g.shut)
+		g.shut = nil
+	}
+}
+
+func (g *syncGate) pass() {
+	g.mu.Lock()
+	shut := g.shut
+	g.mu.Unlock()
+	if shut != nil {
+		g.waiting.Add(1)
+		<-shut
+		g.waiting.Add(-1)
+	}
+}
+
+type gatedFile struct {
+	vfs.File
+	g *syncGate
+}
+
+func (f *gatedFile) Sync() error     { f.g.pass(); return f.File.Sync() }
+func (f *gatedFile) SyncData() error { f.g.pass(); return f.File.SyncData() }
+func (f *gatedFile) SyncTo(n int64) (bool, error) {
+	f.g.pass()
+	return f.File.SyncTo(n)
+}
+
+// expectNoReply fails if a reply arrives within d: one that must wait
+// for a sync the test holds.
+func (r *rawConn) expectNoReply(d time.Duration) {
+	r.t.Helper()
+	r.c.SetReadDeadline(time.Now().Add(d))
+	_, err := r.rd.Peek(1)
+	r.c.SetReadDeadline(time.Time{})
+	var ne net.Error
+	if err == nil {
+		r.t.Fatal("a reply came before the log sync")
+	} else if !errors.As(err, &ne) || !ne.Timeout() {
+		r.t.Fatal(err)
+	}
+}
+
+func TestAlwaysRepliesAfterSync(t *testing.T) { bothIOModes(t, testAlwaysRepliesAfterSync) }
+
+// With appendfsync always, no reply leaves before the log sync that
+// covers the writes before it, as Redis writes its replies after the
+// AOF's fsync; meanwhile the server goes on applying other clients'
+// writes (the event loop does not wait for a large group's sync).
+func testAlwaysRepliesAfterSync(t *testing.T, mode func(*Config)) {
+	gate := &syncGate{FS: vfs.Default}
+	s := startServer(t, mode, func(c *Config) {
+		c.AppendFsync = "always"
+		c.fs = gate
+	})
+	t.Cleanup(gate.open) // before the server stops
+	a, b := dialRaw(t, s), dialRaw(t, s)
+	b.expect("+PONG\r\n", "PING")
+
+	// More writes than syncAheadMin in one turn: the loop leaves their
+	// sync running.
+	const n = 2 * syncAheadMin
+	xadd := "*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\nf\r\n$1\r\nv\r\n"
+	gate.close()
+	a.send(strings.Repeat(xadd, n))
+	waitFor(t, func() bool { return gate.waiting.Load() > 0 })
+	a.expectNoReply(50 * time.Millisecond)
+
+	applied := s.db.Applied()
+	b.send(xadd)
+	waitFor(t, func() bool { return s.db.Applied() > applied })
+	b.expectNoReply(50 * time.Millisecond)
+
+	gate.open()
+	for i := 0; i < n; i++ {
+		if got := a.reply(); !strings.HasPrefix(got, "$") {
+			t.Fatalf("XADD %d: %q", i, got)
+		}
+	}
+	if got := b.reply(); !strings.HasPrefix(got, "$") {
+		t.Fatalf("XADD: %q", got)
+	}
+	b.expect(":129\r\n", "XLEN", "s")
+
+	// A lone write waits for its sync too.
+	gate.close()
+	b.send(xadd)
+	waitFor(t, func() bool { return gate.waiting.Load() > 0 })
+	b.expectNoReply(50 * time.Millisecond)
+	gate.open()
+	if got := b.reply(); !strings.HasPrefix(got, "$") {
+		t.Fatalf("XADD: %q", got)
+	}
+}

@@ -81,8 +81,9 @@ type DB struct {
 	logger *slog.Logger
 	syncer syncer
 
-	mu   sync.Mutex
-	mode SyncMode // guarded by mu
+	// mode is the SyncMode, read by every write and by the event loop
+	// for every reply.
+	mode atomic.Uint32
 
 	dirty chan struct{} // signals the everysec loop that writes are unsynced
 	// unsynced counts the bytes applied since the everysec loop last
@@ -138,13 +139,13 @@ func Open(opts Options) (*DB, error) {
 		pdb:     pdb,
 		cache:   cache,
 		logger:  opts.Logger,
-		mode:    opts.Sync,
 		dirty:   make(chan struct{}, 1),
 		soon:    make(chan struct{}, 1),
 		gcKick:  make(chan struct{}, 1),
 		stalls:  stalls,
 		targets: targets,
 	}
+	db.mode.Store(uint32(opts.Sync))
 	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
 	if err := db.initFormat(); err != nil {
 		db.pdb.Close()
@@ -388,20 +389,12 @@ func (db *DB) initFormat() error {
 }
 
 // SetSyncMode changes the durability policy (CONFIG SET appendfsync).
-func (db *DB) SetSyncMode(m SyncMode) {
-	db.mu.Lock()
-	db.mode = m
-	db.mu.Unlock()
-}
+func (db *DB) SetSyncMode(m SyncMode) { db.mode.Store(uint32(m)) }
 
 // SyncMode is the durability policy in force.
 func (db *DB) SyncMode() SyncMode { return db.syncMode() }
 
-func (db *DB) syncMode() SyncMode {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return db.mode
-}
+func (db *DB) syncMode() SyncMode { return SyncMode(db.mode.Load()) }
 
 // Close flushes and syncs, stops the background work and closes Pebble.
 func (db *DB) Close() error {

@@ -164,6 +164,10 @@ func TestSyncerGathersReturningWriters(t *testing.T) {
 	if err := s.wait(0, true); err != nil { // would hang for an hour if it gathered
 		t.Fatal(err)
 	}
+	// SyncApplied's callers hold their writers' replies: it never gathers.
+	if err := s.wait(1, false); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Syncs counts the syncs a store ran for writes, the writers they
@@ -203,6 +207,27 @@ func TestSyncsCounted(t *testing.T) {
 	}
 	if after := db.Syncs(); after.Writers != got.Writers {
 		t.Fatalf("everysec: a write waited for a sync: %+v, was %+v", after, got)
+	}
+
+	// Applied counts what a SyncApplied covers; the sync is counted
+	// whatever the mode, with the writers its caller answers.
+	applied := db.Applied()
+	b := db.NewBatch()
+	if err := b.Set([]byte("k"), []byte("w")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if db.Applied() != applied+1 {
+		t.Fatalf("Applied %d after one batch, was %d", db.Applied(), applied)
+	}
+	if err := db.SyncApplied(2); err != nil {
+		t.Fatal(err)
+	}
+	if after := db.Syncs(); after.Count != got.Count+1 || after.Writers != got.Writers+2 {
+		t.Fatalf("SyncApplied(2): %+v, was %+v", after, got)
 	}
 }
 

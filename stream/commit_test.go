@@ -171,6 +171,55 @@ func TestAlwaysUpdatesSurviveCrash(t *testing.T) {
 	}
 }
 
+// UpdateApplied returns once the writes are applied and told to
+// OnCommit, without a sync even with appendfsync always: a crash then
+// loses them, and the caller's SyncApplied makes them durable.
+func TestUpdateAppliedThenSyncApplied(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := storage.Options{Dir: "db", FS: fs, CacheSize: 8 << 20, Sync: storage.SyncAlways}
+	var log changeLog
+	db, e := openStoreEngine(t, opts, Options{OnCommit: log.onCommit})
+	syncs := db.Syncs().Count
+	err := e.UpdateApplied(func(tx *Tx) error {
+		_, _, err := tx.XAdd(0, []byte("s"), &XAddArgs{Auto: true, Fields: fv("f", "v")})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Syncs().Count - syncs; n != 0 {
+		t.Fatalf("UpdateApplied ran %d syncs", n)
+	}
+	if calls := log.take(); len(calls) != 1 {
+		t.Fatalf("OnCommit calls %v, want one", calls)
+	}
+	unsynced := fs.CrashClone(vfs.CrashCloneCfg{})
+	if err := db.SyncApplied(1); err != nil {
+		t.Fatal(err)
+	}
+	synced := fs.CrashClone(vfs.CrashCloneCfg{})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fs   vfs.FS
+		want int64
+	}{{unsynced, 0}, {synced, 1}} {
+		opts.FS = c.fs
+		db, e := openStoreEngine(t, opts, Options{})
+		var n int64
+		mustView(t, e, func(tx *Tx) error {
+			var err error
+			n, err = tx.XLen(0, []byte("s"))
+			return err
+		})
+		db.Close()
+		if n != c.want {
+			t.Errorf("after a crash: XLEN %d, want %d", n, c.want)
+		}
+	}
+}
+
 func TestGroupFailureLeavesOnlyTheOthers(t *testing.T) {
 	s, c, d, k := []byte("s"), []byte("c"), []byte("d"), []byte("k")
 	fail := map[string]func(tx *Tx) error{

@@ -170,6 +170,19 @@ func TestSyncerGathersReturningWriters(t *testing.T) {
 	}
 }
 
+// applyOne applies a batch of one write, without waiting for a sync.
+func applyOne(t *testing.T, db *DB, k, v string) {
+	t.Helper()
+	b := db.NewBatch()
+	defer b.Close()
+	if err := b.Set([]byte(k), []byte(v)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Apply(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Syncs counts the syncs a store ran for writes, the writers they
 // answered and how long they took; with appendfsync everysec a write
 // waits for none.
@@ -185,14 +198,7 @@ func TestSyncsCounted(t *testing.T) {
 		t.Fatalf("fresh store: %+v, want none", got)
 	}
 	for _, writers := range []int{3, 1} {
-		b := db.NewBatch()
-		if err := b.Set([]byte("k"), []byte("v")); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Apply(); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
+		applyOne(t, db, "k", "v")
 		if err := db.WaitDurable(writers); err != nil {
 			t.Fatal(err)
 		}
@@ -212,14 +218,7 @@ func TestSyncsCounted(t *testing.T) {
 	// Applied counts what a SyncApplied covers; the sync is counted
 	// whatever the mode, with the writers its caller answers.
 	applied := db.Applied()
-	b := db.NewBatch()
-	if err := b.Set([]byte("k"), []byte("w")); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Apply(); err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
+	applyOne(t, db, "k", "w")
 	if db.Applied() != applied+1 {
 		t.Fatalf("Applied %d after one batch, was %d", db.Applied(), applied)
 	}

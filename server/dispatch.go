@@ -384,6 +384,10 @@ func (st *serverStats) reset() {
 	st.mu.Unlock()
 }
 
+// syncAheadMin is the smallest group of writes whose sync the event
+// loop leaves running while it goes on (appendfsync always).
+const syncAheadMin = 64
+
 // update commits fn's writes for c. A client of the event loop is
 // answered as soon as they are applied: with appendfsync always the loop
 // holds its replies until a sync covers them (eventLoop.hold), so the

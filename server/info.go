@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -215,10 +214,7 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			s.infoReplication(line)
 		case "cpu":
 			section("CPU")
-			var ru syscall.Rusage
-			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-			sys := float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
-			user := float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6
+			sys, user := cpuSeconds()
 			line("used_cpu_sys", fmt.Sprintf("%.6f", sys))
 			line("used_cpu_user", fmt.Sprintf("%.6f", user))
 			line("used_cpu_sys_children", "0.000000")
@@ -278,24 +274,6 @@ func (s *Server) allSpecs() []*commandSpec {
 	return out
 }
 
-func osName() string {
-	var u syscall.Utsname
-	if err := syscall.Uname(&u); err != nil {
-		return runtime.GOOS
-	}
-	str := func(a [65]int8) string {
-		var b []byte
-		for _, c := range a {
-			if c == 0 {
-				break
-			}
-			b = append(b, byte(c))
-		}
-		return string(b)
-	}
-	return str(u.Sysname) + " " + str(u.Release) + " " + str(u.Machine)
-}
-
 // rssBytes reads the resident set size from /proc/self/statm.
 func rssBytes() int64 {
 	b, err := os.ReadFile("/proc/self/statm")
@@ -308,14 +286,6 @@ func rssBytes() int64 {
 	}
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
-}
-
-func totalMemory() int64 {
-	var si syscall.Sysinfo_t
-	if err := syscall.Sysinfo(&si); err != nil {
-		return 0
-	}
-	return int64(si.Totalram) * int64(si.Unit)
 }
 
 // humanBytes formats n as Redis's bytesToHuman does.

@@ -782,10 +782,6 @@ func (l *eventLoop) send(lc *loopConn) {
 	}
 }
 
-// syncAheadMin is the smallest group of writes whose sync the loop
-// leaves running while it goes on (appendfsync always).
-const syncAheadMin = 64
-
 // hold reports whether lc's replies must wait for a log sync, and holds
 // them if so. With appendfsync always a reply leaves only once every
 // write applied before it is durable, as Redis writes its replies after

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command wakebench measures how fast a server wakes many blocked
 // readers: -clients connections block in XREAD BLOCK 0 STREAMS key $,
 // one more connection sends one XADD, and the figure is the time from

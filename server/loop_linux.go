@@ -108,12 +108,10 @@ type eventLoop struct {
 
 	// Replies held until a log sync covers the writes before them
 	// (appendfsync always; hold): the clients, in the order they were
-	// held, the applied count the last finished sync covered, and the
-	// sync in flight, which reports on synced and pokes the loop.
+	// held, and the sync in flight, which reports on synced and pokes
+	// the loop.
 	held         []*loopConn
-	durable      uint64
 	syncing      bool
-	syncFor      uint64 // the applied count the sync in flight covers
 	synced       chan error
 	grouped      int    // writes run in groups this turn
 	syncedWrites uint64 // the engine's commit writes when the last sync started
@@ -798,8 +796,8 @@ func (l *eventLoop) hold(lc *loopConn) bool {
 		return false
 	}
 	at := db.Applied()
-	if at <= l.durable {
-		return false
+	if at <= db.Durable() {
+		return false // a sync covered it, the loop's or another's
 	}
 	lc.held, lc.heldAt = true, at
 	l.held = append(l.held, lc)
@@ -812,7 +810,6 @@ func (l *eventLoop) syncHeld(wait bool) {
 		return
 	}
 	l.syncing = true
-	l.syncFor = l.s.db.Applied()
 	// The sync answers the writes committed since the last one started
 	// (INFO's eddy_sync_writers), not the clients whose replies it holds.
 	writes := l.s.engine.CommitStats().Writes
@@ -869,12 +866,12 @@ func (l *eventLoop) released(err error) {
 		l.held = l.held[:0]
 		return
 	}
-	l.durable = max(l.durable, l.syncFor)
+	durable := l.s.db.Durable()
 	keep := l.held[:0]
 	for _, lc := range l.held {
 		switch {
 		case !lc.held: // dropped meanwhile
-		case lc.heldAt > l.durable:
+		case lc.heldAt > durable:
 			keep = append(keep, lc)
 		default:
 			lc.held = false

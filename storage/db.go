@@ -147,6 +147,7 @@ func Open(opts Options) (*DB, error) {
 	}
 	db.mode.Store(uint32(opts.Sync))
 	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
+	db.syncer.applied = &db.applied
 	if err := db.initFormat(); err != nil {
 		db.pdb.Close()
 		cache.Unref()
@@ -587,6 +588,10 @@ func (db *DB) WaitDurable(writers int) error { return db.afterApply(writers) }
 // the count was read covers every one of them: SyncApplied.
 func (db *DB) Applied() uint64 { return db.applied.Load() }
 
+// Durable is the Applied count every batch up to which is on disk: what
+// the store's last successful log sync covered, whoever asked for it.
+func (db *DB) Durable() uint64 { return db.syncer.durable.Load() }
+
 // SyncApplied makes everything applied before the call durable, with
 // one log sync shared with any other waiter, without gathering writers:
 // the caller already holds its writers' replies (the event loop with
@@ -680,7 +685,11 @@ func (db *DB) everySecLoop(ctx context.Context, every time.Duration) {
 // not coming, and waiting never costs more than the sync it saves. A lone
 // writer, or one coming after a quiet spell, waits not at all.
 type syncer struct {
-	sync func() error
+	sync    func() error
+	applied *atomic.Uint64 // the store's count of applied batches (DB.Applied)
+	// durable is the applied count when the last successful sync
+	// started: every batch up to it is on disk (DB.Durable).
+	durable atomic.Uint64
 
 	mu      sync.Mutex
 	cond    *sync.Cond // on mu
@@ -728,10 +737,17 @@ func (s *syncer) wait(writers int, gather bool) error {
 		target, answers := s.issued, s.pending
 		s.pending = 0
 		s.mu.Unlock()
+		var at uint64
+		if s.applied != nil {
+			at = s.applied.Load()
+		}
 		start := time.Now()
 		err := s.sync()
 		end := time.Now()
 		s.mu.Lock()
+		if err == nil && at > s.durable.Load() {
+			s.durable.Store(at) // under mu: it only grows
+		}
 		s.running = false
 		s.covered = target
 		s.err = err

@@ -217,13 +217,20 @@ func TestSyncsCounted(t *testing.T) {
 
 	// Applied counts what a SyncApplied covers; the sync is counted
 	// whatever the mode, with the writers its caller answers.
+	// Durable is what the last sync covered, whoever ran it.
 	applied := db.Applied()
+	if db.Durable() != applied {
+		t.Fatalf("Durable %d after the syncs for every batch, Applied %d", db.Durable(), applied)
+	}
 	applyOne(t, db, "k", "w")
-	if db.Applied() != applied+1 {
-		t.Fatalf("Applied %d after one batch, was %d", db.Applied(), applied)
+	if db.Applied() != applied+1 || db.Durable() != applied {
+		t.Fatalf("Applied %d, Durable %d after one batch unsynced, was %d", db.Applied(), db.Durable(), applied)
 	}
 	if err := db.SyncApplied(2); err != nil {
 		t.Fatal(err)
+	}
+	if db.Durable() != applied+1 {
+		t.Fatalf("Durable %d after SyncApplied, want %d", db.Durable(), applied+1)
 	}
 	if after := db.Syncs(); after.Count != got.Count+1 || after.Writers != got.Writers+2 {
 		t.Fatalf("SyncApplied(2): %+v, was %+v", after, got)

@@ -37,7 +37,9 @@ import (
 //
 // A function that wrote nothing (it failed, or only read) is answered as
 // soon as the group's batch is applied, without waiting for the sync, as
-// an Update with an empty batch always was.
+// an Update with an empty batch always was. So is an UpdateApplied, whose
+// caller makes its writes durable before it acknowledges them; a group
+// of only those waits for no sync at all.
 //
 // Locking: Engine.qmu guards the queue and is held alone, never with
 // Engine.mu. Functions run in the leader's goroutine, one at a time; the

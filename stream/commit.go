@@ -37,9 +37,10 @@ import (
 //
 // A function that wrote nothing (it failed, or only read) is answered as
 // soon as the group's batch is applied, without waiting for the sync, as
-// an Update with an empty batch always was. So is an UpdateApplied, whose
-// caller makes its writes durable before it acknowledges them; a group
-// of only those waits for no sync at all.
+// an Update with an empty batch always was. An UpdateApplied's caller
+// makes its writes durable itself before it acknowledges them: a group of
+// only those waits for no sync; in a group with Updates that wrote, it is
+// answered with them, after the sync.
 //
 // Locking: Engine.qmu guards the queue and is held alone, never with
 // Engine.mu. Functions run in the leader's goroutine, one at a time; the

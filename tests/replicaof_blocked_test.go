@@ -14,8 +14,9 @@ import (
 // behind the blocked command; the same transcript from both servers.
 func TestReplicaOfUnblocksDifferential(t *testing.T) {
 	redis, eddy := startRedis(t), startEddy(t)
-	transcript := func(addr string) string {
+	transcript := func(p *serverProc) string {
 		t.Helper()
+		addr := p.Addr()
 		port, err := freePort() // nothing listens there: the link never comes up
 		if err != nil {
 			t.Fatal(err)
@@ -31,10 +32,7 @@ func TestReplicaOfUnblocksDifferential(t *testing.T) {
 		if err := w.Send("WAIT", "1", "0"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "two blocked clients", func() (bool, error) {
-			info, err := c.Do("INFO", "clients")
-			return bytes.Contains(info, []byte("blocked_clients:2\r\n")), err
-		})
+		waitBlocked(t, p.Client(), 2)
 		reply, err := c.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(port))
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +46,7 @@ func TestReplicaOfUnblocksDifferential(t *testing.T) {
 		fmt.Fprintf(&out, "REPLICAOF NO ONE -> %q %v\n", reply, err)
 		return out.String()
 	}
-	want, got := transcript(redis.Addr()), transcript(eddy.Addr())
+	want, got := transcript(redis.serverProc), transcript(eddy.serverProc)
 	if got != want {
 		t.Errorf("Eddy:\n%s\nRedis:\n%s", got, want)
 	}
@@ -62,8 +60,9 @@ func TestReplicaOfUnblocksDifferential(t *testing.T) {
 // replicas so far, or -UNBLOCKED).
 func TestWaitUnblockDifferential(t *testing.T) {
 	redis, eddy := startRedis(t), startEddy(t)
-	transcript := func(addr string) string {
+	transcript := func(p *serverProc) string {
 		t.Helper()
+		addr := p.Addr()
 		var out bytes.Buffer
 		for _, mode := range [][]string{nil, {"ERROR"}} {
 			a, b := dialRaw(t, addr), dialRaw(t, addr)
@@ -74,10 +73,7 @@ func TestWaitUnblockDifferential(t *testing.T) {
 			if err := a.Send("WAIT", "1", "0"); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 10*time.Second, "a client in WAIT", func() (bool, error) {
-				info, err := b.Do("INFO", "clients")
-				return bytes.Contains(info, []byte("blocked_clients:1\r\n")), err
-			})
+			waitBlocked(t, p.Client(), 1)
 			args := append([]string{"CLIENT", "UNBLOCK", string(bytes.TrimSpace(id[1:]))}, mode...)
 			unblocked, err := b.Do(args...)
 			if err != nil {
@@ -90,7 +86,7 @@ func TestWaitUnblockDifferential(t *testing.T) {
 		}
 		return out.String()
 	}
-	if got, want := transcript(eddy.Addr()), transcript(redis.Addr()); got != want {
+	if got, want := transcript(eddy.serverProc), transcript(redis.serverProc); got != want {
 		t.Errorf("Eddy:\n%s\nRedis:\n%s", got, want)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eddy-streams/eddy/stream"
 )
 
 func TestSanitizeError(t *testing.T) {
@@ -218,20 +220,28 @@ func TestParseSet(t *testing.T) {
 	}
 }
 
-// TestDispatchAllocs: looking a command up (in any case), running a
-// command without a keyspace and writing its reply into the reused
-// buffer allocate nothing; neither does the request guard framing a
-// pipeline of ordinary requests.
-func TestDispatchAllocs(t *testing.T) {
-	s := &Server{}
+// requestPathServer is a Server with its command table, no password and
+// the default bulk limit, over e (nil: commands without a keyspace only),
+// and an authenticated RESP2 client of it: the request path alone.
+func requestPathServer(e *stream.Engine) (*Server, *client) {
+	s := &Server{engine: e}
 	s.stats.init()
 	pass := ""
 	s.requirePass.Store(&pass)
 	s.protoMaxBulk.Store(1 << 20)
 	s.buildTable(commandTable())
-	cl := &client{s: s, id: 1, proto: 2, inMulti: -1}
-	cl.w.proto = 2
-	cl.authed.Store(true)
+	c := &client{s: s, id: 1, proto: 2, inMulti: -1}
+	c.w.proto = 2
+	c.authed.Store(true)
+	return s, c
+}
+
+// TestDispatchAllocs: looking a command up (in any case), running a
+// command without a keyspace and writing its reply into the reused
+// buffer allocate nothing; neither does the request guard framing a
+// pipeline of ordinary requests.
+func TestDispatchAllocs(t *testing.T) {
+	s, cl := requestPathServer(nil)
 	for _, line := range []string{"PING", "ping", "Echo hello", "XINFO HELP"} {
 		var args [][]byte
 		for _, f := range strings.Fields(line) {

@@ -19,14 +19,7 @@ func BenchmarkRequestPath(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			_, e := openMemEngine(b)
-			s := &Server{engine: e}
-			s.stats.init()
-			pass := ""
-			s.requirePass.Store(&pass)
-			s.protoMaxBulk.Store(1 << 20)
-			s.buildTable(commandTable())
-			c := &client{s: s, id: 1, proto: 2, inMulti: -1}
-			c.authed.Store(true)
+			s, c := requestPathServer(e)
 			g := &guardConn{c: c, record: true}
 			read := []byte(strings.Repeat(bc.cmd, 16))
 			var cmds []redcon.Command

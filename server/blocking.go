@@ -345,7 +345,7 @@ func (s *Server) block(ctx *cmdContext) {
 	if req.timeout > 0 {
 		c.pending.deadline = time.Now().Add(req.timeout)
 	}
-	if c.inLoop {
+	if c.inLoop() {
 		// The event loop keeps the client and serves the command when
 		// it is woken or times out (loop_linux.go, park); the commands
 		// behind it wait there.

@@ -59,8 +59,7 @@ type client struct {
 	closeOnce sync.Once
 	closed    chan struct{}      // closed when the connection is gone
 	quitting  bool               // owner: close after the reply
-	inLoop    bool               // owner: served by the event loop, not yet detached
-	iters     *storage.IterCache // owner: the event loop's, while served by it
+	iters     *storage.IterCache // owner: the event loop's while it serves the client (inLoop)
 	// loopNotify, set while the client is in the event loop, hands its
 	// blocked command to the loop to retry (notifyBlocked).
 	loopNotify atomic.Pointer[func()]
@@ -236,3 +235,6 @@ func validClientName(n []byte) bool {
 	}
 	return true
 }
+
+// inLoop reports whether the event loop serves c (it has not left it).
+func (c *client) inLoop() bool { return c.iters != nil }

@@ -393,7 +393,7 @@ const syncAheadMin = 64
 // holds its replies until a sync covers them (eventLoop.hold), so the
 // loop goes on serving while the sync runs.
 func (s *Server) update(c *client, fn func(tx *stream.Tx) error) error {
-	if c.inLoop {
+	if c.inLoop() {
 		return s.engine.UpdateApplied(fn)
 	}
 	return s.engine.Update(fn)

@@ -385,7 +385,6 @@ func (l *eventLoop) accept(lfd int) {
 		c := lc.ctx.(*client)
 		lc.g.c = c
 		c.guard = lc.g
-		c.inLoop = true
 		c.iters = l.iters
 		notify := func() { l.wakeClient(lc) }
 		c.loopNotify.Store(&notify)
@@ -1072,7 +1071,6 @@ func (lc *loopConn) Detach() redcon.DetachedConn {
 	lc.out = nil
 	lc.left = d
 	if c, ok := lc.ctx.(*client); ok {
-		c.inLoop = false
 		c.iters = nil
 		c.loopNotify.Store(nil)
 		c.mu.Lock()

@@ -70,22 +70,6 @@ const (
 	loopKeepOut  = 16 << 10
 )
 
-// loopYieldEvery is how often the busy loop goes through the scheduler
-// (runtime.Gosched, about 0.2 µs). The runtime's monitor thread preempts
-// a goroutine that ran 10 ms without being rescheduled, with a signal or,
-// if it is in a system call, by taking its P; the loop never blocks in
-// the scheduler, so that happened every 10 ms, and each time the monitor
-// went back to waking every 20 µs: 1,800 wake-ups and 50 signals a
-// second under unpipelined XADD (strace of the monitor thread), on the
-// two CPUs the loop shares with the clients. Yielding first, it woke
-// about 200 times a second, and unpipelined XADD, side by side, did
-// 46.1k, 48.2k and 45.8k a second against 43.3k, 45.8k and 44.1k
-// (medians of 8 or 10 rounds); XADD -P 16 did 255k against 255k, its p99
-// 7.8 against 7.0 ms. The loop's goroutine is not locked to its thread:
-// a locked goroutine's yield hands the thread over and back (21 µs
-// against 0.2 µs), and with it XADD -P 16's p99 was 9.7 ms.
-const loopYieldEvery = 5 * time.Millisecond
-
 // eventLoop is the epoll loop; run owns everything but the fields under
 // loopConn.mu, the wake pipe and the woken clients (wokenMu).
 type eventLoop struct {
@@ -265,6 +249,8 @@ func (l *eventLoop) closeAll() {
 // run serves until stop. The clients still in the loop are disconnected
 // when it returns.
 func (l *eventLoop) run() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	defer l.closeAll()
 	defer l.iters.Release()
 	defer func() {
@@ -276,7 +262,6 @@ func (l *eventLoop) run() error {
 	evs := make([]syscall.EpollEvent, 256)
 	var drain [64]byte
 	lastSweep := time.Now()
-	lastYield := lastSweep
 	for {
 		wait := 1000
 		if len(l.ready) > 0 {
@@ -292,10 +277,6 @@ func (l *eventLoop) run() error {
 		// One clock read a turn for the reads' times (the idle timeout):
 		// one a read was 2% of the loop's time, unpipelined (perf).
 		l.now = time.Now()
-		if l.now.Sub(lastYield) >= loopYieldEvery {
-			lastYield = l.now
-			runtime.Gosched()
-		}
 		for i := 0; i < n; i++ {
 			fd, events := int(evs[i].Fd), evs[i].Events
 			switch {

@@ -118,6 +118,11 @@ rps() { # port, args...
 	redis-benchmark -p "$port" -c "$CLIENTS" -n "$REQUESTS" --csv "$@" 2>/dev/null |
 		awk -F'","' 'NR==2 {sub(/"$/, "", $7); print $2, $7}'
 }
+# rounds_json prints rps's outputs as a JSON array of [rps, p99-ms] pairs
+# (null where a run printed nothing).
+rounds_json() {
+	printf '%s\n' "$@" | awk 'BEGIN {printf "["} {printf "%s[%s,%s]", (NR>1 ? "," : ""), ($1 == "" ? "null" : $1), ($2 == "" ? "null" : $2)} END {printf "]"}'
+}
 fsync() { # mode: set on both servers
 	redis-cli -p "$rport" CONFIG SET appendfsync "$1" >/dev/null
 	redis-cli -p "$eport" CONFIG SET appendfsync "$1" >/dev/null
@@ -168,8 +173,10 @@ for l in "${loads[@]}"; do
 	printf '%-18s %12.0f %12.0f %8s %9s %9s %8s\n' "$name" "$rm" "$em" "$ratio" "$rp" "$ep" "$p99x"
 	[ $first = 1 ] || echo "," >>"$json"
 	first=0
-	printf '{"load":"%s","appendfsync":"%s","redis_rps":%s,"eddy_rps":%s,"ratio":%s,"redis_p99_ms":%s,"eddy_p99_ms":%s,"p99_ratio":%s}' \
-		"$name" "$mode" "$rm" "$em" "$ratio" "$rp" "$ep" "$p99x" >>"$json"
+	# Each round's rps and p99 too, in the order run: a median hides
+	# whether a server's rounds were alike or split in two.
+	printf '{"load":"%s","appendfsync":"%s","redis_rps":%s,"eddy_rps":%s,"ratio":%s,"redis_p99_ms":%s,"eddy_p99_ms":%s,"p99_ratio":%s,"redis_rounds":%s,"eddy_rounds":%s}' \
+		"$name" "$mode" "$rm" "$em" "$ratio" "$rp" "$ep" "$p99x" "$(rounds_json "${r[@]}")" "$(rounds_json "${e[@]}")" >>"$json"
 done
 fsync everysec
 echo "]" >>"$json"

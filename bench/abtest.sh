@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# abtest.sh: two or more Eddy builds side by side under one redis-benchmark
+# load, to tell whether a change moved it. Each build runs as its own
+# server, all started at once; every round runs the load on each in turn,
+# the order rotating from round to round, and the figure for each build
+# after the first is the geometric mean of its per-round ratios to the
+# first build's, with how many rounds it won.
+#
+# Why not medians of a few long rounds: on a shared 2-CPU machine one
+# build's rounds of unpipelined XADD spread from 38k to 65k a second, so 8
+# rounds of 100k could show +5% that 30 rounds of 30k, compared round by
+# round, did not (README, "The network path"). Take many short rounds.
+#
+# Usage: bench/abtest.sh BIN BIN [BIN...] -- redis-benchmark arguments
+#   e.g. bench/abtest.sh /tmp/eddy-base bin/eddy -- XADD s '*' f v
+# Environment: ROUNDS (30), REQUESTS (30000 per round), CLIENTS (50),
+# FSYNC (everysec; always for Eddy's appendfsync always).
+set -euo pipefail
+set -f
+rounds=${ROUNDS:-30} n=${REQUESTS:-30000} clients=${CLIENTS:-50} fsync=${FSYNC:-everysec}
+bins=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	bins+=("$1")
+	shift
+done
+if [ $# -eq 0 ] || [ ${#bins[@]} -lt 2 ]; then
+	echo "usage: $0 BIN BIN [BIN...] -- redis-benchmark arguments" >&2
+	exit 2
+fi
+shift
+load=("$@")
+[ ${#load[@]} -gt 0 ] || { echo "abtest: no load after --" >&2; exit 2; }
+for b in "${bins[@]}"; do [ -x "$b" ] || { echo "abtest: $b is not executable" >&2; exit 1; }; done
+
+work=$(mktemp -d)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+ports=()
+for i in "${!bins[@]}"; do
+	p=$(free_port)
+	"${bins[$i]}" server --port "$p" --dir "$work/$i" --nats-port -1 --appendfsync "$fsync" >"$work/$i.log" 2>&1 &
+	pids+=($!)
+	ports+=("$p")
+done
+for p in "${ports[@]}"; do wait_ping "$p"; done
+
+# One line per round and build: round, build index, rps, p99 ms.
+k=${#bins[@]}
+for ((r = 0; r < rounds; r++)); do
+	for ((j = 0; j < k; j++)); do
+		i=$(((j + r) % k))
+		redis-benchmark -p "${ports[$i]}" -c "$clients" -n "$n" --csv "${load[@]}" 2>/dev/null |
+			awk -F'","' -v r="$r" -v i="$i" 'NR==2 {sub(/"$/, "", $7); print r, i, $2, $7}' >>"$work/rounds"
+	done
+done
+
+echo "load: ${load[*]}  ($rounds rounds of $n, $clients clients, appendfsync $fsync)"
+awk -v k="$k" '
+	{ rps[$1, $2] = $3; p99[$1, $2] = $4; if ($1 + 1 > nr) nr = $1 + 1 }
+	END {
+		for (i = 0; i < k; i++) {
+			n = 0; lr = 0; lp = 0; wins = 0
+			for (r = 0; r < nr; r++) {
+				if (!((r, i) in rps) || !((r, 0) in rps) || rps[r, 0] <= 0 || p99[r, 0] <= 0) continue
+				n++
+				lr += log(rps[r, i] / rps[r, 0]); lp += log(p99[r, i] / p99[r, 0])
+				if (rps[r, i] > rps[r, 0]) wins++
+				v[n] = rps[r, i]
+			}
+			# median of this build'"'"'s rps over the rounds
+			for (a = 1; a <= n; a++) for (b = a + 1; b <= n; b++) if (v[b] < v[a]) { t = v[a]; v[a] = v[b]; v[b] = t }
+			med = n ? (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) : 0
+			if (i == 0) printf "build 0: median %.0f rps (the base)\n", med
+			else printf "build %d: median %.0f rps; against build 0, round by round: rps x%.3f (won %d of %d), p99 x%.3f\n", i, med, exp(lr / n), wins, n, exp(lp / n)
+		}
+	}' "$work/rounds"
+for i in "${!bins[@]}"; do echo "build $i: ${bins[$i]}"; done

@@ -605,7 +605,7 @@ func (db *DB) SyncApplied(writers int) error {
 // everysec the background sync learns there is something to sync.
 func (db *DB) NoteApplied() {
 	if db.syncMode() == SyncEverySec {
-		db.afterApply(0)
+		db.noteUnsynced()
 	}
 }
 
@@ -614,18 +614,24 @@ func (db *DB) afterApply(writers int) error {
 	case SyncAlways:
 		return db.syncer.wait(writers, true)
 	case SyncEverySec:
-		select {
-		case db.dirty <- struct{}{}:
-		default:
-		}
-		if db.unsynced.Load() >= walSyncAhead {
-			select {
-			case db.soon <- struct{}{}:
-			default:
-			}
-		}
+		db.noteUnsynced()
 	}
 	return nil
+}
+
+// noteUnsynced tells the everysec loop that writes wait for its sync, and
+// to sync now if walSyncAhead bytes of them do.
+func (db *DB) noteUnsynced() {
+	select {
+	case db.dirty <- struct{}{}:
+	default:
+	}
+	if db.unsynced.Load() >= walSyncAhead {
+		select {
+		case db.soon <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // walSyncAhead is how many bytes of writes the everysec loop lets go

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"io"
 	"log/slog"
 	"math"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Config holds the server's settings, one typed field per directive.

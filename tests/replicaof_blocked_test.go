@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,7 +87,11 @@ func TestWaitUnblockDifferential(t *testing.T) {
 		}
 		return out.String()
 	}
-	if got, want := transcript(eddy.serverProc), transcript(redis.serverProc); got != want {
+	got, want := transcript(eddy.serverProc), transcript(redis.serverProc)
+	if got != want {
 		t.Errorf("Eddy:\n%s\nRedis:\n%s", got, want)
+	}
+	if !strings.Contains(want, "-UNBLOCKED") {
+		t.Errorf("Redis did not unblock WAIT with an error as expected:\n%s", want)
 	}
 }

@@ -123,6 +123,19 @@ rps() { # port, args...
 rounds_json() {
 	printf '%s\n' "$@" | awk 'BEGIN {printf "["} {printf "%s[%s,%s]", (NR>1 ? "," : ""), ($1 == "" ? "null" : $1), ($2 == "" ? "null" : $2)} END {printf "]"}'
 }
+# paired prints the median of the rounds' Eddy/Redis rps ratios, given
+# the rps outputs of Redis's rounds, "--", then Eddy's, in round order
+# (stats.PairedRatio in Go): a round runs both servers back to back, so a
+# slow spell of the machine moves both of its figures, and cancels.
+paired() {
+	local -a red=() edd=()
+	while [ "$1" != -- ]; do red+=("$1"); shift; done
+	shift
+	edd=("$@")
+	paste -d'|' <(printf '%s\n' "${red[@]}") <(printf '%s\n' "${edd[@]}") |
+		awk -F'|' '{split($1, a, " "); split($2, b, " ")} a[1] > 0 && b[1] != "" {print b[1] / a[1]}' |
+		median | awk '{printf "%.2f", ($1 == "" ? 0 : $1)}'
+}
 fsync() { # mode: set on both servers
 	redis-cli -p "$rport" CONFIG SET appendfsync "$1" >/dev/null
 	redis-cli -p "$eport" CONFIG SET appendfsync "$1" >/dev/null
@@ -142,7 +155,7 @@ eddyv=$("$EDDY" version 2>/dev/null | head -n1) || true
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true; }
 load0=$(loadavg)
 echo "$stamp  $(nproc) CPUs ($cpu)  redis $redisv  $eddyv  rounds=$ROUNDS  loadavg $load0"
-printf '%-18s %12s %12s %8s %9s %9s %8s\n' load redis_rps eddy_rps ratio redis_p99 eddy_p99 p99x
+printf '%-18s %12s %12s %8s %8s %9s %9s %8s\n' load redis_rps eddy_rps ratio paired redis_p99 eddy_p99 p99x
 printf '{"date":"%s","rounds":%s,"requests":%s,"clients":%s,"cpus":%s,"cpu_model":"%s","redis_version":"%s","eddy_version":"%s","quick":%s,"loads":[\n' \
 	"$stamp" "$ROUNDS" "$REQUESTS" "$CLIENTS" "$(nproc)" "$cpu" "$redisv" "$eddyv" "$quick" >"$json"
 first=1
@@ -170,13 +183,14 @@ for l in "${loads[@]}"; do
 	ep=$(printf '%s\n' "${e[@]}" | cut -d' ' -f2 | median)
 	ratio=$(awk -v a="$em" -v b="$rm" 'BEGIN {printf "%.2f", (b>0 ? a/b : 0)}')
 	p99x=$(awk -v a="$ep" -v b="$rp" 'BEGIN {printf "%.2f", (b>0 ? a/b : 0)}')
-	printf '%-18s %12.0f %12.0f %8s %9s %9s %8s\n' "$name" "$rm" "$em" "$ratio" "$rp" "$ep" "$p99x"
+	pr=$(paired "${r[@]}" -- "${e[@]}")
+	printf '%-18s %12.0f %12.0f %8s %8s %9s %9s %8s\n' "$name" "$rm" "$em" "$ratio" "$pr" "$rp" "$ep" "$p99x"
 	[ $first = 1 ] || echo "," >>"$json"
 	first=0
 	# Each round's rps and p99 too, in the order run: a median hides
 	# whether a server's rounds were alike or split in two.
-	printf '{"load":"%s","appendfsync":"%s","redis_rps":%s,"eddy_rps":%s,"ratio":%s,"redis_p99_ms":%s,"eddy_p99_ms":%s,"p99_ratio":%s,"redis_rounds":%s,"eddy_rounds":%s}' \
-		"$name" "$mode" "$rm" "$em" "$ratio" "$rp" "$ep" "$p99x" "$(rounds_json "${r[@]}")" "$(rounds_json "${e[@]}")" >>"$json"
+	printf '{"load":"%s","appendfsync":"%s","redis_rps":%s,"eddy_rps":%s,"ratio":%s,"paired_ratio":%s,"redis_p99_ms":%s,"eddy_p99_ms":%s,"p99_ratio":%s,"redis_rounds":%s,"eddy_rounds":%s}' \
+		"$name" "$mode" "$rm" "$em" "$ratio" "$pr" "$rp" "$ep" "$p99x" "$(rounds_json "${r[@]}")" "$(rounds_json "${e[@]}")" >>"$json"
 done
 fsync everysec
 echo "]" >>"$json"

@@ -161,6 +161,8 @@ func run(o options) error {
 			AckedPerSRounds: acked,
 		})
 	}
+	// servers is redis, then eddy.
+	res.AckedPairedRatio = stats.PairedRatio(res.Throughput[1].AckedPerSRounds, res.Throughput[0].AckedPerSRounds)
 
 	if o.pelCost {
 		if err := pelCost(o, servers, &res); err != nil {

@@ -18,8 +18,12 @@ type result struct {
 	DurationS  float64             `json:"duration_s"`
 	Calls      int                 `json:"calls"`
 	Throughput []throughputSummary `json:"throughput"`
-	PEL        []pelSummary        `json:"pel"`
-	Setup      setup               `json:"setup"`
+	// AckedPairedRatio is the median of the rounds' eddy/redis ratios of
+	// acked entries/s (stats.PairedRatio); the table's ratio is that of
+	// the two medians.
+	AckedPairedRatio float64      `json:"acked_paired_ratio"`
+	PEL              []pelSummary `json:"pel"`
+	Setup            setup        `json:"setup"`
 }
 
 // throughputSummary is the median over rounds of one server's
@@ -80,6 +84,7 @@ func (r *result) print(w io.Writer) {
 	row("ops/s (XREADGROUP+XACK)", red.OpsPerS, ed.OpsPerS, 0)
 	row("pair p50 ms", red.P50Ms, ed.P50Ms, 3)
 	row("pair p99 ms", red.P99Ms, ed.P99Ms, 3)
+	fmt.Fprintf(w, "%-26s %12s %12s %8.2f\n", "acked/s, paired rounds", "", "", r.AckedPairedRatio)
 	if red.RoundsDrained+ed.RoundsDrained > 0 {
 		fmt.Fprintf(w, "(rounds that drained the stream before the time was up: redis %d, eddy %d)\n", red.RoundsDrained, ed.RoundsDrained)
 	}

@@ -36,6 +36,22 @@ func Median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// PairedRatio is the median of the round-by-round ratios num[i]/den[i],
+// over the rounds both ran (den[i] > 0); 0 when there are none. The two
+// servers of a round run back to back, so the machine's slower spells,
+// which move both, cancel in a round's ratio: on a shared 2-CPU machine
+// the ratio of the two medians can pick a fast round of one server and a
+// slow one of the other.
+func PairedRatio(num, den []float64) float64 {
+	var rs []float64
+	for i := range min(len(num), len(den)) {
+		if den[i] > 0 {
+			rs = append(rs, num[i]/den[i])
+		}
+	}
+	return Median(rs)
+}
+
 // Ms is d in milliseconds.
 func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -30,3 +30,23 @@ func TestPercentileAndMedian(t *testing.T) {
 		t.Error("Ratio or Ms")
 	}
 }
+
+func TestPairedRatio(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		num, den []float64
+		want     float64
+	}{
+		{"none", nil, nil, 0},
+		{"one round", []float64{3}, []float64{2}, 1.5},
+		// Medians 40 and 50 give 0.8; every round says 0.9 or 1.
+		{"rounds disagree with medians", []float64{36, 40, 60}, []float64{40, 50, 60}, 0.9},
+		{"even count", []float64{1, 2, 3, 4}, []float64{1, 1, 1, 1}, 2.5},
+		{"round without a denominator skipped", []float64{5, 2, 3}, []float64{0, 1, 1}, 2.5},
+		{"unequal lengths use the common rounds", []float64{2, 4, 100}, []float64{1, 1}, 3},
+	} {
+		if got := PairedRatio(c.num, c.den); got != c.want {
+			t.Errorf("%s: PairedRatio(%v, %v) = %v, want %v", c.name, c.num, c.den, got, c.want)
+		}
+	}
+}

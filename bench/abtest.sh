@@ -13,8 +13,11 @@
 #
 # Usage: bench/abtest.sh BIN BIN [BIN...] -- redis-benchmark arguments
 #   e.g. bench/abtest.sh /tmp/eddy-base bin/eddy -- XADD s '*' f v
+# The word redis in place of a BIN is a real redis-server, with its AOF
+# synced as FSYNC says (as make bench starts it): bench/abtest.sh redis
+# bin/eddy -- ... gives Eddy/Redis round by round.
 # Environment: ROUNDS (30), REQUESTS (30000 per round), CLIENTS (50),
-# FSYNC (everysec; always for Eddy's appendfsync always).
+# FSYNC (everysec; always for appendfsync always on every server).
 set -euo pipefail
 set -f
 rounds=${ROUNDS:-30} n=${REQUESTS:-30000} clients=${CLIENTS:-50} fsync=${FSYNC:-everysec}
@@ -30,7 +33,9 @@ fi
 shift
 load=("$@")
 [ ${#load[@]} -gt 0 ] || { echo "abtest: no load after --" >&2; exit 2; }
-for b in "${bins[@]}"; do [ -x "$b" ] || { echo "abtest: $b is not executable" >&2; exit 1; }; done
+for b in "${bins[@]}"; do
+	[ "$b" = redis ] || [ -x "$b" ] || { echo "abtest: $b is not executable" >&2; exit 1; }
+done
 
 work=$(mktemp -d)
 pids=()
@@ -41,7 +46,13 @@ trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 ports=()
 for i in "${!bins[@]}"; do
 	p=$(free_port)
-	"${bins[$i]}" server --port "$p" --dir "$work/$i" --nats-port -1 --appendfsync "$fsync" >"$work/$i.log" 2>&1 &
+	if [ "${bins[$i]}" = redis ]; then
+		mkdir -p "$work/$i"
+		redis-server --port "$p" --bind 127.0.0.1 --dir "$work/$i" --save '' \
+			--appendonly yes --appendfsync "$fsync" --daemonize no >"$work/$i.log" 2>&1 &
+	else
+		"${bins[$i]}" server --port "$p" --dir "$work/$i" --nats-port -1 --appendfsync "$fsync" >"$work/$i.log" 2>&1 &
+	fi
 	pids+=($!)
 	ports+=("$p")
 done

@@ -69,9 +69,12 @@ for ((r = 0; r < rounds; r++)); do
 done
 
 echo "load: ${load[*]}  ($rounds rounds of $n, $clients clients, appendfsync $fsync)"
-awk -v k="$k" '
+# Each build's median rps over its rounds (lib.sh's median).
+meds=$(for ((i = 0; i < k; i++)); do awk -v i="$i" '$2 == i && $3 > 0 {print $3}' "$work/rounds" | median; done | paste -sd' ')
+awk -v k="$k" -v meds="$meds" '
 	{ rps[$1, $2] = $3; p99[$1, $2] = $4; if ($1 + 1 > nr) nr = $1 + 1 }
 	END {
+		split(meds, m, " ")
 		for (i = 0; i < k; i++) {
 			n = 0; lr = 0; lp = 0; wins = 0
 			for (r = 0; r < nr; r++) {
@@ -79,11 +82,8 @@ awk -v k="$k" '
 				n++
 				lr += log(rps[r, i] / rps[r, 0]); lp += log(p99[r, i] / p99[r, 0])
 				if (rps[r, i] > rps[r, 0]) wins++
-				v[n] = rps[r, i]
 			}
-			# median of this build'"'"'s rps over the rounds
-			for (a = 1; a <= n; a++) for (b = a + 1; b <= n; b++) if (v[b] < v[a]) { t = v[a]; v[a] = v[b]; v[b] = t }
-			med = n ? (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) : 0
+			med = m[i + 1]
 			if (i == 0) printf "build 0: median %.0f rps (the base)\n", med
 			else printf "build %d: median %.0f rps; against build 0, round by round: rps x%.3f (won %d of %d), p99 x%.3f\n", i, med, exp(lr / n), wins, n, exp(lp / n)
 		}

@@ -593,3 +593,31 @@ func DecodeConsumerKey(k []byte) (group, consumer []byte, err error) {
 	}
 	return group, consumer, nil
 }
+
+// pointRecord reports whether k is a record the store's Bloom filters
+// cover (filter.go): a metadata record, or a stream's node, group,
+// consumer or field-set record. These are few per stream and read with
+// point Gets, often for keys that do not exist (a new stream's
+// metadata); entries and PEL records, one or two per stream entry, are
+// left out, so the filters cost no space per entry.
+func pointRecord(k []byte) bool {
+	if len(k) < 7+8 || k[0] != tagData {
+		return false
+	}
+	n := uint64(binary.BigEndian.Uint32(k[3:]))
+	if uint64(len(k)) < 7+n+8 {
+		return false
+	}
+	rest := k[7+n:]
+	if binary.BigEndian.Uint64(rest) == metaVersion {
+		return len(rest) == 8
+	}
+	if len(rest) < 9 {
+		return false
+	}
+	switch Kind(rest[8]) {
+	case KindNode, KindGroup, KindConsumer, KindFieldSet:
+		return true
+	}
+	return false
+}

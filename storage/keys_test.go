@@ -370,3 +370,44 @@ func TestMetaKeyPlacement(t *testing.T) {
 		})
 	}
 }
+
+func TestPointRecord(t *testing.T) {
+	// A key name that looks like the metadata suffix must not fool the
+	// parse: it is read from its length, not searched for.
+	odd := []byte("\xff\xff\xff\xff\xff\xff\xff\xff")
+	meta := AppendMetaKey(nil, 0, []byte("s"))
+	cases := []struct {
+		name string
+		key  []byte
+		want bool
+	}{
+		{"metadata", meta, true},
+		{"metadata, db 7", AppendMetaKey(nil, 7, []byte("s")), true},
+		{"metadata, odd name", AppendMetaKey(nil, 0, odd), true},
+		{"metadata, empty name", AppendMetaKey(nil, 0, nil), true},
+		{"metadata with a trailing byte", append(append([]byte(nil), meta...), 0), false},
+		{"node", AppendNodeKey(nil, 0, []byte("s"), 1, 5, 0), true},
+		{"group", AppendGroupKey(nil, 0, []byte("s"), 1, []byte("g")), true},
+		{"consumer", AppendConsumerKey(nil, 0, []byte("s"), 1, []byte("g"), []byte("c")), true},
+		{"field set", AppendFieldSetKey(nil, 0, []byte("s"), 1, 3), true},
+		{"entry", AppendEntryKey(nil, 0, []byte("s"), 1, 5, 0), false},
+		{"entry of an odd name", AppendEntryKey(nil, 0, odd, 1, 5, 0), false},
+		{"pel by id", AppendPELKey(nil, 0, []byte("s"), 1, []byte("g"), 5, 0), false},
+		{"pel by owner", AppendPELConsumerKey(nil, 0, []byte("s"), 1, []byte("g"), []byte("c"), 5, 0), false},
+		{"seq index", AppendSeqIndexKey(nil, 0, []byte("s"), 1, 9), false},
+		{"subject index", AppendSubjectKey(nil, 0, []byte("s"), 1, []byte("a.b"), 9), false},
+		{"version prefix only", AppendVersionPrefix(nil, 0, []byte("s"), 1), false},
+		{"store record", KeyIndexKey(), false},
+		{"key counts", KeyCountsKey(0), false},
+		{"garbage", AppendGarbageKey(nil, 1), false},
+		{"expiry", AppendExpiryKey(nil, 1000, 0, []byte("s")), false},
+		{"scan index", AppendScanKey(nil, 0, 42, []byte("s")), false},
+		{"empty", nil, false},
+		{"name longer than the key", []byte{tagData, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 2}, false},
+	}
+	for _, c := range cases {
+		if got := pointRecord(c.key); got != c.want {
+			t.Errorf("%s: pointRecord(%x) = %v, want %v", c.name, c.key, got, c.want)
+		}
+	}
+}

@@ -47,8 +47,8 @@ func TestPebbleOptions(t *testing.T) {
 		if l.BlockSize != 4<<10 {
 			t.Errorf("L%d block size %d, want 4096", i, l.BlockSize)
 		}
-		if l.FilterPolicy != pebble.NoFilterPolicy {
-			t.Errorf("L%d has a filter policy", i)
+		if l.FilterPolicy.Name() != recordFilterName {
+			t.Errorf("L%d filter policy %q, want %q", i, l.FilterPolicy.Name(), recordFilterName)
 		}
 	}
 

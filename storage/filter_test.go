@@ -1,0 +1,147 @@
+package storage
+
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// TestRecordFilter writes one stream's entries and point records to
+// tables and checks that Gets find every record, that a Get of a missing
+// stream's metadata is answered by the filters, and that entries are not
+// in them.
+func TestRecordFilter(t *testing.T) {
+	db := openMem(t)
+	name := []byte("s")
+	const entries = 4000
+	var keys [][]byte
+	b := db.NewBatch()
+	for i := uint64(1); i <= entries; i++ {
+		k := AppendEntryKey(nil, 0, name, 1, i, 0)
+		b.Set(k, []byte("v"))
+		if i%1000 == 0 {
+			keys = append(keys, k)
+		}
+		if i%100 == 1 {
+			b.Set(AppendNodeKey(nil, 0, name, 1, i, 0), []byte("n"))
+		}
+	}
+	// Streams "a" and "z" put the missing "m" inside the tables' bounds,
+	// where only a filter can tell it is not there.
+	keys = append(keys,
+		AppendMetaKey(nil, 0, []byte("a")),
+		AppendMetaKey(nil, 0, []byte("z")),
+		AppendMetaKey(nil, 0, name),
+		AppendNodeKey(nil, 0, name, 1, 101, 0),
+		AppendGroupKey(nil, 0, name, 1, []byte("g")),
+		AppendConsumerKey(nil, 0, name, 1, []byte("g"), []byte("c")),
+		AppendFieldSetKey(nil, 0, name, 1, 1),
+		AppendPELKey(nil, 0, name, 1, []byte("g"), 7, 0),
+	)
+	for _, k := range keys {
+		b.Set(k, []byte("v"))
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.pdb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, k := range keys {
+		if _, ok, err := db.Get(k); err != nil || !ok {
+			t.Errorf("Get(%x) after flush: found %v, err %v", k, ok, err)
+		}
+	}
+
+	hits := db.pdb.Metrics().Filter.Hits
+	if _, ok, err := db.Get(AppendMetaKey(nil, 0, []byte("m"))); err != nil || ok {
+		t.Fatalf("Get of a missing stream's metadata: found %v, err %v", ok, err)
+	}
+	if got := db.pdb.Metrics().Filter.Hits; got <= hits {
+		t.Errorf("a missing stream's metadata: filter hits %d, then %d; the filters were not used", hits, got)
+	}
+	before := db.pdb.Metrics().Filter
+	if _, ok, err := db.Get(AppendEntryKey(nil, 0, name, 1, entries+1, 0)); err != nil || ok {
+		t.Fatalf("Get of a missing entry: found %v, err %v", ok, err)
+	}
+	if after := db.pdb.Metrics().Filter; after.Hits != before.Hits || after.Misses <= before.Misses {
+		t.Errorf("a missing entry: filter hits %d, then %d, misses %d, then %d; entries must pass the filters", before.Hits, after.Hits, before.Misses, after.Misses)
+	}
+
+	// A filter over every key would take ~10 bits for each of the 4,000
+	// entries (5 KB); one over the ~50 point records takes well under 1 KB.
+	tables, err := db.pdb.SSTables(pebble.WithProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size, n uint64
+	for _, level := range tables {
+		for _, tb := range level {
+			if tb.Properties.FilterPolicyName != recordFilterName {
+				t.Errorf("table %s: filter policy %q, want %q", tb.FileNum, tb.Properties.FilterPolicyName, recordFilterName)
+			}
+			size += tb.Properties.FilterSize
+			n++
+		}
+	}
+	if n == 0 || size == 0 || size > 1024 {
+		t.Errorf("%d tables, filters of %d bytes in all; want some, under 1 KB", n, size)
+	}
+}
+
+// TestRecordFilterOldTables opens a store whose tables were written
+// without filters, as every store before the filters was, and one whose
+// tables have them with a build that does not know the policy (the
+// binary before it, or Pebble's read-only open): each reads every table.
+func TestRecordFilterOldTables(t *testing.T) {
+	noFilter := func(o *pebble.Options) {
+		for i := range o.Levels {
+			o.Levels[i].FilterPolicy = pebble.NoFilterPolicy
+		}
+		o.Filters = nil
+	}
+	keys := [][]byte{
+		AppendMetaKey(nil, 0, []byte("a")),
+		AppendMetaKey(nil, 0, []byte("z")),
+		AppendGroupKey(nil, 0, []byte("a"), 1, []byte("g")),
+	}
+	for _, c := range []struct {
+		name          string
+		write, reopen func(*pebble.Options)
+	}{
+		{"tables without filters, read with them", noFilter, nil},
+		{"tables with filters, read without the policy", nil, noFilter},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(WithTuning(Options{Dir: dir}, c.write))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := db.NewBatch()
+			for _, k := range keys {
+				b.Set(k, []byte("v"))
+			}
+			if err := b.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil { // flushes: the keys are in a table
+				t.Fatal(err)
+			}
+			db, err = Open(WithTuning(Options{Dir: dir}, c.reopen))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for _, k := range keys {
+				if _, ok, err := db.Get(k); err != nil || !ok {
+					t.Errorf("Get(%x): found %v, err %v", k, ok, err)
+				}
+			}
+			if _, ok, err := db.Get(AppendMetaKey(nil, 0, []byte("m"))); err != nil || ok {
+				t.Errorf("missing key: found %v, err %v", ok, err)
+			}
+		})
+	}
+}

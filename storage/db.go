@@ -260,10 +260,11 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targe
 		// metadata, nodes, groups, consumers and field sets, the records
 		// read with Gets, often for keys that do not exist (a stream's
 		// first XADD). XADD -P 16 to up to 100,000 random streams did
-		// 1.21x the rate without them (bench/abtest.sh, 8 rounds of
-		// 100k, 6 won), where reads of uncached metadata, each visiting
-		// every level, had taken 22% of the server's CPU; one stream's
-		// XADD -P 16 moved 1.01x (12 rounds). Entries are left out: a
+		// 1.13x the rate without them (bench/abtest.sh, 46 rounds of
+		// 100k in four runs, 30 won), where reads of uncached metadata,
+		// each visiting every level, had taken 22% of the server's CPU
+		// (16% with them); one stream's XADD -P 16 moved 1.01x (12
+		// rounds). Entries are left out: a
 		// filter over every key serves only point Gets, never the range
 		// scans that read entries, and cost 1.26 bytes/entry (31.58 →
 		// 32.84 with Snappy). The filters need no Comparer.Split, whose

@@ -264,12 +264,11 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targe
 		// 100k in four runs, 30 won), where reads of uncached metadata,
 		// each visiting every level, had taken 22% of the server's CPU
 		// (16% with them); one stream's XADD -P 16 moved 1.01x (12
-		// rounds). Entries are left out: a
-		// filter over every key serves only point Gets, never the range
-		// scans that read entries, and cost 1.26 bytes/entry (31.58 →
-		// 32.84 with Snappy). The filters need no Comparer.Split, whose
-		// change would make existing stores unreadable; tables written
-		// before them are read without.
+		// rounds). Entries are left out: a filter over every key serves
+		// only point Gets, never the range scans that read entries, and
+		// cost 1.26 bytes/entry (31.58 → 32.84 with Snappy). The filters
+		// need no Comparer.Split, whose change would make existing stores
+		// unreadable; tables written before them are read without.
 		l.FilterPolicy = newRecordFilter(10)
 		// Compression by level. Most of an append-mostly store sits in
 		// the bottom level and is rarely rewritten: zstd level 1

@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -143,5 +145,82 @@ func TestRecordFilterOldTables(t *testing.T) {
 				t.Errorf("missing key: found %v, err %v", ok, err)
 			}
 		})
+	}
+}
+
+// BenchmarkGet reads point records and entries from flushed and compacted
+// tables, with the record filters and without any: a missing stream's
+// metadata (what a stream's first XADD reads), a present one, and an
+// entry, which passes the filters but has Pebble read each table's filter
+// block on the way.
+func BenchmarkGet(b *testing.B) {
+	// Streams s0000, s0002, ...: the odd names are missing, and their
+	// keys fall inside the tables' bounds.
+	const streams, perStream = 200, 1000
+	name := func(s int) []byte { return []byte(fmt.Sprintf("s%04d", s)) }
+	build := func(b *testing.B, tune func(*pebble.Options)) *DB {
+		opts := InMemory()
+		opts.CacheSize = 64 << 20 // every block stays cached: the reads' own cost
+		db, err := Open(WithTuning(opts, tune))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		for s := 0; s < streams; s++ {
+			name := name(2 * s)
+			bt := db.NewBatch()
+			bt.Set(AppendMetaKey(nil, 0, name), []byte("meta"))
+			for i := uint64(0); i < perStream; i++ {
+				bt.Set(AppendEntryKey(nil, 0, name, 1, i, 0), []byte("value-of-an-entry"))
+			}
+			if err := bt.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			if s%20 == 19 {
+				if err := db.pdb.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		// Left as Pebble's compactions leave it, in several levels, as
+		// in a live store, once no compaction runs.
+		for m := db.pdb.Metrics(); m.Compact.NumInProgress > 0 || m.Compact.EstimatedDebt > 0; m = db.pdb.Metrics() {
+			time.Sleep(time.Millisecond)
+		}
+		return db
+	}
+	noFilters := func(o *pebble.Options) {
+		for i := range o.Levels {
+			o.Levels[i].FilterPolicy = pebble.NoFilterPolicy
+		}
+	}
+	for _, policy := range []struct {
+		name string
+		tune func(*pebble.Options)
+	}{{"filters", nil}, {"none", noFilters}} {
+		db := build(b, policy.tune)
+		for _, c := range []struct {
+			name string
+			key  func(i int) []byte
+			want bool
+		}{
+			{"meta-missing", func(i int) []byte { return AppendMetaKey(nil, 0, name(2*(i%streams)+1)) }, false},
+			{"meta", func(i int) []byte { return AppendMetaKey(nil, 0, name(2*(i%streams))) }, true},
+			{"entry", func(i int) []byte {
+				return AppendEntryKey(nil, 0, name(2*(i%streams)), 1, uint64(i*7919)%perStream, 0)
+			}, true},
+		} {
+			keys := make([][]byte, 1024)
+			for i := range keys {
+				keys[i] = c.key(i * 31)
+			}
+			b.Run(c.name+"/"+policy.name, func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					if _, ok, err := db.Get(keys[i%len(keys)]); err != nil || ok != c.want {
+						b.Fatalf("Get: found %v, err %v", ok, err)
+					}
+				}
+			})
+		}
 	}
 }

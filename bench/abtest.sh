@@ -48,8 +48,7 @@ for i in "${!bins[@]}"; do
 	p=$(free_port)
 	if [ "${bins[$i]}" = redis ]; then
 		mkdir -p "$work/$i"
-		redis-server --port "$p" --bind 127.0.0.1 --dir "$work/$i" --save '' \
-			--appendonly yes --appendfsync "$fsync" --daemonize no >"$work/$i.log" 2>&1 &
+		start_redis "$p" "$work/$i" "$fsync" "$work/$i.log"
 	else
 		"${bins[$i]}" server --port "$p" --dir "$work/$i" --nats-port -1 --appendfsync "$fsync" >"$work/$i.log" 2>&1 &
 	fi
@@ -63,8 +62,8 @@ k=${#bins[@]}
 for ((r = 0; r < rounds; r++)); do
 	for ((j = 0; j < k; j++)); do
 		i=$(((j + r) % k))
-		redis-benchmark -p "${ports[$i]}" -c "$clients" -n "$n" --csv "${load[@]}" 2>/dev/null |
-			awk -F'","' -v r="$r" -v i="$i" 'NR==2 {sub(/"$/, "", $7); print r, i, $2, $7}' >>"$work/rounds"
+		bench_rps "${ports[$i]}" "$clients" "$n" "${load[@]}" |
+			awk -v r="$r" -v i="$i" '{print r, i, $1, $2}' >>"$work/rounds"
 	done
 done
 

@@ -84,8 +84,7 @@ trap cleanup EXIT
 
 rport=$(free_port)
 mkdir -p "$work/redis" "$work/eddy"
-redis-server --port "$rport" --bind 127.0.0.1 --dir "$work/redis" --save '' \
-	--appendonly yes --appendfsync everysec --daemonize no >"$work/redis.log" 2>&1 &
+start_redis "$rport" "$work/redis" everysec "$work/redis.log"
 pids+=($!)
 eport=$(free_port) nport=$(free_port)
 "$EDDY" server --port "$eport" --dir "$work/eddy" --appendfsync everysec --nats-port "$nport" >"$work/eddy.log" 2>&1 &
@@ -115,8 +114,7 @@ loads=(
 rps() { # port, args...
 	local port=$1
 	shift
-	redis-benchmark -p "$port" -c "$CLIENTS" -n "$REQUESTS" --csv "$@" 2>/dev/null |
-		awk -F'","' 'NR==2 {sub(/"$/, "", $7); print $2, $7}'
+	bench_rps "$port" "$CLIENTS" "$REQUESTS" "$@"
 }
 # rounds_json prints rps's outputs as a JSON array of [rps, p99-ms] pairs
 # (null where a run printed nothing).

@@ -1,4 +1,4 @@
-# lib.sh: helpers shared by bench.sh and modes.sh (sourced, not run).
+# lib.sh: helpers shared by bench.sh, modes.sh and abtest.sh (sourced, not run).
 
 # free_port prints a TCP port free on 127.0.0.1.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
@@ -15,3 +15,22 @@ wait_ping() {
 
 # median prints the median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+# start_redis starts, in the background, a redis-server on port $1 with
+# its files in $2 and its AOF synced as $3 says (everysec, always), as
+# every side-by-side comparison runs it; its output goes to $4. The
+# caller takes the pid from $!.
+start_redis() {
+	redis-server --port "$1" --bind 127.0.0.1 --dir "$2" --save '' \
+		--appendonly yes --appendfsync "$3" --daemonize no >"$4" 2>&1 &
+}
+
+# bench_rps runs redis-benchmark against port $1 with $2 clients and $3
+# requests, the rest of the arguments being the load, and prints
+# "requests-per-second p99-ms" (nothing if the run printed nothing).
+bench_rps() {
+	local port=$1 clients=$2 requests=$3
+	shift 3
+	redis-benchmark -p "$port" -c "$clients" -n "$requests" --csv "$@" 2>/dev/null |
+		awk -F'","' 'NR==2 {sub(/"$/, "", $7); print $2, $7}'
+}

@@ -92,17 +92,20 @@ func TestRecordFilter(t *testing.T) {
 	}
 }
 
+// withoutFilters tunes a store as it was before the record filters: no
+// filter written, and none known to read tables with.
+func withoutFilters(o *pebble.Options) {
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = pebble.NoFilterPolicy
+	}
+	o.Filters = nil
+}
+
 // TestRecordFilterOldTables opens a store whose tables were written
 // without filters, as every store before the filters was, and one whose
 // tables have them with a build that does not know the policy (the
 // binary before it, or Pebble's read-only open): each reads every table.
 func TestRecordFilterOldTables(t *testing.T) {
-	noFilter := func(o *pebble.Options) {
-		for i := range o.Levels {
-			o.Levels[i].FilterPolicy = pebble.NoFilterPolicy
-		}
-		o.Filters = nil
-	}
 	keys := [][]byte{
 		AppendMetaKey(nil, 0, []byte("a")),
 		AppendMetaKey(nil, 0, []byte("z")),
@@ -112,8 +115,8 @@ func TestRecordFilterOldTables(t *testing.T) {
 		name          string
 		write, reopen func(*pebble.Options)
 	}{
-		{"tables without filters, read with them", noFilter, nil},
-		{"tables with filters, read without the policy", nil, noFilter},
+		{"tables without filters, read with them", withoutFilters, nil},
+		{"tables with filters, read without the policy", nil, withoutFilters},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -189,15 +192,10 @@ func BenchmarkGet(b *testing.B) {
 		}
 		return db
 	}
-	noFilters := func(o *pebble.Options) {
-		for i := range o.Levels {
-			o.Levels[i].FilterPolicy = pebble.NoFilterPolicy
-		}
-	}
 	for _, policy := range []struct {
 		name string
 		tune func(*pebble.Options)
-	}{{"filters", nil}, {"none", noFilters}} {
+	}{{"filters", nil}, {"none", withoutFilters}} {
 		db := build(b, policy.tune)
 		for _, c := range []struct {
 			name string

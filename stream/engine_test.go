@@ -126,6 +126,67 @@ func TestRangeDelTrimInfo(t *testing.T) {
 	}
 }
 
+// An exact MINID trim removes a node whose last ID is below the minimum
+// even when its entries were all deleted already, as streamTrim does, so
+// it removes no entry yet changes radix-tree-keys; the node count must be
+// saved, while WATCH and notifications see no write (Redis signals only
+// when entries went). Each step is its own transaction.
+func TestTrimRemovesEmptiedNode(t *testing.T) {
+	var changes []Change
+	e := openTestEngine(t, Options{
+		Limits:   func() NodeLimits { return NodeLimits{MaxBytes: 4096, MaxEntries: 4} },
+		OnCommit: func(cs []Change) { changes = append(changes, cs...) },
+	})
+	key := []byte("s")
+	update := func(f func(tx *Tx) error) {
+		t.Helper()
+		if err := e.Update(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trim := func(minid ID, want int64) {
+		t.Helper()
+		changes = nil
+		update(func(tx *Tx) error {
+			n, err := tx.XTrim(0, key, Trim{Strategy: TrimMinID, MinID: minid})
+			if err == nil && n != want {
+				t.Errorf("XTRIM MINID %v: removed %d, want %d", minid, n, want)
+			}
+			return err
+		})
+		if written := len(changes) > 0; written != (want > 0) {
+			t.Errorf("XTRIM MINID %v: changes %v", minid, changes)
+		}
+	}
+	keys := func(step string, want uint64) {
+		t.Helper()
+		e.View(func(tx *Tx) error {
+			in, err := tx.XInfo(0, key, false, 0)
+			if err != nil || in.RadixTreeKeys != want {
+				t.Errorf("%s: radix-tree-keys %d (%v), want %d", step, in.RadixTreeKeys, err, want)
+			}
+			return nil
+		})
+	}
+	for _, id := range []ID{{121, 2}, {124, 0}} {
+		if _, err := xadd(t, e, "s", XAddArgs{ID: id, Fields: fv("f", "v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(tx *Tx) error {
+		_, err := tx.XDel(0, key, []ID{{124, 0}})
+		return err
+	})
+	trim(ID{122, 1}, 1) // flags 121-2 deleted: the node's last ID, 124-0, is not below
+	keys("node emptied", 1)
+	trim(ID{124, 1}, 0) // the node goes whole with no live entry
+	keys("node removed", 0)
+	if _, err := xadd(t, e, "s", XAddArgs{ID: ID{126, 2}, Fields: fv("f", "v")}); err != nil {
+		t.Fatal(err)
+	}
+	keys("after XADD", 1)
+}
+
 func TestDeletedStreamIsGoneAndRecreated(t *testing.T) {
 	e := openTestEngine(t, Options{})
 	if _, err := xadd(t, e, "s", XAddArgs{ID: ID{1, 1}, Fields: fv("a", "b")}); err != nil {

@@ -10,14 +10,24 @@ func (tx *Tx) XTrim(db int, key []byte, t Trim) (int64, error) {
 	if err != nil || !ok {
 		return 0, err
 	}
+	nodes := s.sm.Nodes
 	n, err := tx.trim(s, t)
-	if err != nil || n == 0 {
+	if err != nil {
 		return 0, err
+	}
+	// A MINID trim may remove nodes whose entries were all deleted
+	// already: nothing is trimmed, yet the node count changed and must be
+	// saved. As in Redis, only a trim that removed entries touches the key
+	// for WATCH and notifications.
+	if n == 0 && s.sm.Nodes == nodes {
+		return 0, nil
 	}
 	if err := tx.save(s); err != nil {
 		return 0, err
 	}
-	tx.note(Written, db, key)
+	if n > 0 {
+		tx.note(Written, db, key)
+	}
 	return n, nil
 }
 

@@ -88,11 +88,17 @@ func runRandomDiff(t *testing.T, xinfo bool, opts ...func(*cmdGen)) {
 
 // sameKeyHistory returns the last 40 commands that name one of the keys
 // the last command names, numbered: the story of the state that differed.
+// An EXEC names the keys of the commands it ran.
 func sameKeyHistory(sent [][]string, keys []string) []string {
-	last := sent[len(sent)-1]
+	last := slices.Clone(sent[len(sent)-1][1:])
+	if strings.EqualFold(sent[len(sent)-1][0], "EXEC") {
+		for i := len(sent) - 2; i >= 0 && !strings.EqualFold(sent[i][0], "MULTI"); i-- {
+			last = append(last, sent[i][1:]...)
+		}
+	}
 	named := func(args []string) bool {
 		for _, a := range args[1:] {
-			if slices.Contains(keys, a) && slices.Contains(last[1:], a) {
+			if slices.Contains(keys, a) && slices.Contains(last, a) {
 				return true
 			}
 		}

@@ -214,6 +214,20 @@ func TestDiffXAdd(t *testing.T) {
 			"XRANGE s - +",
 			"XINFO STREAM s",
 		)},
+		// A node whose entries are all deleted goes with a MINID above its
+		// last ID although XTRIM removes no entry, and a new node follows.
+		{"minid removes an emptied node", script(
+			"CONFIG SET stream-node-max-entries 4",
+			"XADD s 121-2 f v",
+			"XADD s 124-0 f v",
+			"XDEL s 124-0",
+			"XTRIM s MINID = 122-1",
+			"XINFO STREAM s",
+			"XTRIM s MINID 124-1",
+			"XINFO STREAM s",
+			"XADD s 126-2 f v",
+			"XINFO STREAM s",
+		)},
 		{"wrong type", []string{
 			"SET k v",
 			"XADD k 1-1 f v",

@@ -270,7 +270,7 @@ func (l *eventLoop) run() error {
 			d := time.Until(l.timers[0].at) + time.Millisecond - 1
 			wait = max(0, min(wait, int(d/time.Millisecond)))
 		}
-		n, err := syscall.EpollWait(l.ep, evs, wait)
+		n, err := epollWait(l.ep, evs, wait)
 		if err != nil && err != syscall.EINTR {
 			return fmt.Errorf("event loop: epoll wait: %w", err)
 		}
@@ -400,7 +400,7 @@ func (l *eventLoop) accept(lfd int) {
 // read takes what the socket has, frames it through the client's guard
 // and parses the complete commands; the client then waits in ready.
 func (l *eventLoop) read(lc *loopConn) {
-	n, err := syscall.Read(lc.fd, l.buf)
+	n, err := readNB(lc.fd, l.buf)
 	if err == syscall.EAGAIN || err == syscall.EINTR {
 		return
 	}
@@ -750,7 +750,7 @@ func (l *eventLoop) send(lc *loopConn) {
 	// a new one).
 	rest := lc.out
 	for len(rest) > 0 {
-		n, err := syscall.Write(lc.fd, rest)
+		n, err := writeNB(lc.fd, rest)
 		if err == syscall.EINTR {
 			continue
 		}

@@ -135,15 +135,11 @@ func AppendMetaKey(dst []byte, db int, key []byte) []byte {
 // DecodeMetaKey returns the database and Redis key of a metadata key. The
 // returned key aliases k.
 func DecodeMetaKey(k []byte) (db int, key []byte, err error) {
-	if len(k) < 15 || k[0] != tagData {
+	key, rest, ok := splitDataKey(k)
+	if !ok || len(rest) != 8 || binary.BigEndian.Uint64(rest) != metaVersion {
 		return 0, nil, ErrBadKey
 	}
-	db = int(binary.BigEndian.Uint16(k[1:]))
-	n := binary.BigEndian.Uint32(k[3:])
-	if uint64(len(k)-15) != uint64(n) || binary.BigEndian.Uint64(k[len(k)-8:]) != metaVersion {
-		return 0, nil, ErrBadKey
-	}
-	return db, k[7 : 7+n], nil
+	return int(binary.BigEndian.Uint16(k[1:])), key, nil
 }
 
 // IsMetaKey reports whether k is a metadata key.
@@ -207,15 +203,10 @@ func AppendNodeKey(dst []byte, db int, key []byte, version, ms, seq uint64) []by
 // DecodeNodeKey returns the database, Redis key, version and master ID
 // of a node key. The returned key aliases k.
 func DecodeNodeKey(k []byte) (db int, key []byte, version, ms, seq uint64, err error) {
-	if len(k) < 7 || k[0] != tagData {
+	key, rest, ok := splitDataKey(k)
+	if !ok || len(rest) != 8+1+16 || Kind(rest[8]) != KindNode {
 		return 0, nil, 0, 0, 0, ErrBadKey
 	}
-	n := uint64(binary.BigEndian.Uint32(k[3:]))
-	if uint64(len(k)) != 7+n+8+1+16 || Kind(k[7+n+8]) != KindNode {
-		return 0, nil, 0, 0, 0, ErrBadKey
-	}
-	key = k[7 : 7+n]
-	rest := k[7+n:]
 	return int(binary.BigEndian.Uint16(k[1:])), key, binary.BigEndian.Uint64(rest),
 		binary.BigEndian.Uint64(rest[9:]), binary.BigEndian.Uint64(rest[17:]), nil
 }
@@ -543,14 +534,26 @@ func PELOwnersBounds(db int, key []byte, version uint64, group []byte) (lower, u
 
 // dataSuffix returns what follows the kind byte of a data key.
 func dataSuffix(k []byte, kind Kind) ([]byte, error) {
-	if len(k) < 7 || k[0] != tagData {
+	_, rest, ok := splitDataKey(k)
+	if !ok || len(rest) < 9 || Kind(rest[8]) != kind {
 		return nil, ErrBadKey
+	}
+	return rest[9:], nil
+}
+
+// splitDataKey splits a key of tag 0x11 (data and metadata records)
+// after its Redis key name: the name, and what follows it (the version,
+// then for data the kind and the rest), both aliasing k. ok is false for
+// a key of another tag or one too short for its name.
+func splitDataKey(k []byte) (key, rest []byte, ok bool) {
+	if len(k) < 7 || k[0] != tagData {
+		return nil, nil, false
 	}
 	n := uint64(binary.BigEndian.Uint32(k[3:]))
-	if uint64(len(k)) < 7+n+9 || Kind(k[7+n+8]) != kind {
-		return nil, ErrBadKey
+	if uint64(len(k)-7) < n {
+		return nil, nil, false
 	}
-	return k[7+n+9:], nil
+	return k[7 : 7+n], k[7+n:], true
 }
 
 func readName(b []byte) (name, rest []byte, err error) {
@@ -601,14 +604,10 @@ func DecodeConsumerKey(k []byte) (group, consumer []byte, err error) {
 // metadata); entries and PEL records, one or two per stream entry, are
 // left out, so the filters cost no space per entry.
 func pointRecord(k []byte) bool {
-	if len(k) < 7+8 || k[0] != tagData {
+	_, rest, ok := splitDataKey(k)
+	if !ok || len(rest) < 8 {
 		return false
 	}
-	n := uint64(binary.BigEndian.Uint32(k[3:]))
-	if uint64(len(k)) < 7+n+8 {
-		return false
-	}
-	rest := k[7+n:]
 	if binary.BigEndian.Uint64(rest) == metaVersion {
 		return len(rest) == 8
 	}

@@ -20,7 +20,7 @@ trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 . "$(dirname "$0")/lib.sh"
 rport=$(free_port) gport=$(free_port) lport=$(free_port)
 mkdir -p "$work/redis" "$work/goroutines" "$work/loop"
-redis-server --port "$rport" --dir "$work/redis" --save '' --appendonly yes --appendfsync everysec >/dev/null 2>&1 &
+start_redis "$rport" "$work/redis" everysec /dev/null
 pids+=($!)
 "$eddy" server --port "$gport" --dir "$work/goroutines" --nats-port -1 --event-loop no >/dev/null 2>&1 &
 pids+=($!)
@@ -45,7 +45,7 @@ for t in $tests; do
 		for s in $order; do
 			name=${s%%:*} port=${s##*:}
 			# shellcheck disable=SC2086 # t holds the benchmark's arguments
-			line=$(redis-benchmark -p "$port" -c "$clients" -n "$n" --csv $t 2>/dev/null | awk -F'","' 'NR==2 {sub(/"$/, "", $7); print int($2), $7}')
+			line=$(bench_rps "$port" "$clients" "$n" $t | awk '{print int($1), $2}')
 			rps[$name]="${rps[$name]:-} ${line% *}"
 			p99[$name]="${p99[$name]:-} ${line#* }"
 		done

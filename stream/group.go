@@ -325,7 +325,7 @@ func (tx *Tx) XGroupDelConsumer(db int, key, group, consumer []byte) (int64, err
 			it.Close()
 			return 0, err
 		}
-		if err := g.deletePEL(g.scratchPELKey(ID{ms, seq})); err != nil {
+		if err := g.deleteNack(ID{ms, seq}); err != nil {
 			it.Close()
 			return 0, err
 		}

@@ -339,12 +339,14 @@ func (g *groupOp) pendingIn(lo, hi ID) ([]pendingEntry, error) {
 	return out, it.Close()
 }
 
-// pendingOf returns the PEL entries of ids, each once and in ID order,
-// with one iterator instead of a Get per ID (each Get builds an iterator
-// of its own). The IDs one XACK names were mostly delivered together,
-// and are adjacent in the PEL: from a record found the iterator steps to
-// the next before it seeks, and a step is a fraction of a seek, which
-// positions every level of the LSM anew.
+// pendingOf returns the PEL entries of ids, each once and in ID order.
+// The group cache's PEL mirror (groupcache.go) tells of the recent ones;
+// the others are read with one iterator instead of a Get per ID (each
+// Get builds an iterator of its own, and was slower under
+// bench/groupbench). The IDs one XACK names were mostly delivered
+// together, and are adjacent in the PEL: from a record found the
+// iterator steps to the next before it seeks, and a step is a fraction
+// of a seek, which positions every level of the LSM anew.
 func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
 	if g.rec.Pending == 0 || len(ids) == 0 {
 		return nil, nil
@@ -360,14 +362,19 @@ func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
 	}
 	slices.SortFunc(sorted, ID.Compare)
 	sorted = slices.Compact(sorted)
+	out := make([]pendingEntry, 0, len(sorted))
+	var owners []byte
+	sorted, out, owners = g.tx.mirroredNacks(g, sorted, out, owners)
+	if len(sorted) == 0 {
+		return out, nil
+	}
+	mirrored := len(out)
 	lower := g.pelKey(sorted[0])
 	upper := append(g.pelKey(sorted[len(sorted)-1]), 0)
 	it, err := g.tx.r.NewIter(lower, upper)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]pendingEntry, 0, len(sorted))
-	var owners []byte
 	// at: the iterator is on the first record after the last ID looked
 	// up, so a record past the next ID's key means that ID has none.
 	at := false
@@ -393,6 +400,9 @@ func (g *groupOp) pendingOf(ids []ID) ([]pendingEntry, error) {
 		}
 		out = append(out, pendingEntry{id, n})
 		at = it.Next()
+	}
+	if mirrored > 0 && len(out) > mirrored {
+		slices.SortFunc(out, func(a, b pendingEntry) int { return a.id.Compare(b.id) })
 	}
 	return out, it.Close()
 }
@@ -424,7 +434,9 @@ var checkPELWrites = os.Getenv("EDDY_CHECK_PEL") == "1"
 // errPELWrite is a PEL write that breaks SingleDelete's rule.
 var errPELWrite = errors.New("stream: PEL record written twice without a delete, or deleted when absent")
 
-// setPEL writes a PEL record that does not exist.
+// setPEL writes a PEL record that does not exist. The by-ID record's
+// writers (setNack, deleteNack, putNack) stage the change for the PEL
+// mirror as well.
 func (g *groupOp) setPEL(key, val []byte) error {
 	if checkPELWrites {
 		if err := g.checkPEL(key, false); err != nil {
@@ -472,7 +484,21 @@ func (g *groupOp) putNack(id ID, n *nack) error {
 // setNack writes the PEL entry of id, which is not pending.
 func (g *groupOp) setNack(id ID, n *nack) error {
 	g.val = n.appendBinary(g.val[:0])
-	return g.setPEL(g.scratchPELKey(id), g.val)
+	if err := g.setPEL(g.scratchPELKey(id), g.val); err != nil {
+		return err
+	}
+	g.tx.stageNack(g, id, n)
+	return nil
+}
+
+// deleteNack removes the PEL entry of id, which is pending; the owner's
+// index record is the caller's.
+func (g *groupOp) deleteNack(id ID) error {
+	if err := g.deletePEL(g.scratchPELKey(id)); err != nil {
+		return err
+	}
+	g.tx.stageNack(g, id, nil)
+	return nil
 }
 
 // addNack adds id to the PEL, owned by c.
@@ -492,7 +518,7 @@ func (g *groupOp) addNack(id ID, c *consumerState, n *nack) error {
 
 // removeNack removes id, whose entry is n, from the PEL.
 func (g *groupOp) removeNack(id ID, n *nack) error {
-	if err := g.deletePEL(g.scratchPELKey(id)); err != nil {
+	if err := g.deleteNack(id); err != nil {
 		return err
 	}
 	g.queueOwner(n.Owner, id, true)

@@ -185,12 +185,19 @@ func checkGroupCache(t *testing.T, e *Engine) {
 	if c == nil {
 		return
 	}
-	records := 0
+	records, mirrored := 0, 0
 	for _, ge := range c.m {
 		records += 1 + len(ge.consumers)
+		mirrored += len(ge.recent.m)
+		if !ge.recent.on && len(ge.recent.m) > 0 {
+			t.Fatalf("a PEL mirror off holds %d entries", len(ge.recent.m))
+		}
 	}
 	if records != c.n || records > c.max || len(c.ring) != len(c.m) {
 		t.Fatalf("cache counts %d records (max %d), holds %d; ring %d, map %d", c.n, c.max, records, len(c.ring), len(c.m))
+	}
+	if mirrored != c.mirrored || mirrored > c.max {
+		t.Fatalf("cache counts %d mirrored entries (max %d), holds %d", c.mirrored, c.max, mirrored)
 	}
 	mustView(t, e, func(tx *Tx) error {
 		for _, k := range []string{"s", "t"} {
@@ -230,13 +237,25 @@ func checkGroupCache(t *testing.T, e *Engine) {
 					}
 				}
 				g := &groupOp{tx: tx, s: s, name: []byte(grp), rec: rec, pel: pelAny}
-				if err := tx.walkPEL(g, nil, false, ID{}, MaxID, func(id ID, _ *nack) bool {
+				covered := 0
+				if err := tx.walkPEL(g, nil, false, ID{}, MaxID, func(id ID, n *nack) bool {
 					if id.Less(ge.pel.lo) || ge.pel.hi.Less(id) {
 						t.Errorf("%s %s: pending %s outside the cached bounds %+v", k, grp, id, ge.pel)
+					}
+					if !ge.recent.covers(id) {
+						return true
+					}
+					covered++
+					want := mirroredNack{string(n.Owner), n.DeliveryTime, n.Deliveries}
+					if got, ok := ge.recent.m[id]; !ok || got != want {
+						t.Errorf("%s %s: pending %s %+v, mirrored %+v (%v)", k, grp, id, want, got, ok)
 					}
 					return true
 				}); err != nil {
 					return err
+				}
+				if covered != len(ge.recent.m) {
+					t.Errorf("%s %s: %d pending from %s, %d mirrored", k, grp, covered, ge.recent.from, len(ge.recent.m))
 				}
 			}
 		}
@@ -624,4 +643,104 @@ func TestGroupCacheConcurrentReaders(t *testing.T) {
 	default:
 	}
 	checkGroupCache(t, e)
+}
+
+// TestPELMirrorAfterDestroy: entries delivered, then the group destroyed
+// and created again, are not pending, whether the delivery was staged
+// in the same transaction or committed before (and mirrored). The new
+// group has entries 1 and 3 pending, so that 2 lies within its PEL
+// bounds: XACK of 1, 2 and 3 acknowledges two, with or without the
+// cache.
+func TestPELMirrorAfterDestroy(t *testing.T) {
+	k, grp := []byte("s"), []byte("g")
+	for _, sameTx := range []bool{false, true} {
+		for _, records := range []int{-1, 0} {
+			t.Run(fmt.Sprintf("same-transaction=%v/cache=%d", sameTx, records), func(t *testing.T) {
+				g := &groupEnv{t: t, now: 1_000_000}
+				g.e = openTestEngine(t, Options{Now: func() int64 { return g.now }, GroupCacheRecords: records})
+				g.add("s", ids(1, 2, 3)...)
+				g.create("s", "g", ID{})
+				deliver := func(tx *Tx) error {
+					_, err := tx.XReadGroup(0, k, ReadGroupArgs{Group: grp, Consumer: []byte("a")}, MaxID, true)
+					return err
+				}
+				var acked int64
+				again := func(tx *Tx) error {
+					if _, err := tx.XGroupDestroy(0, k, grp); err != nil {
+						return err
+					}
+					if err := tx.XGroupCreate(0, k, grp, ID{}, false, false, EntriesReadUnknown); err != nil {
+						return err
+					}
+					if _, err := tx.XReadGroup(0, k, ReadGroupArgs{Group: grp, Consumer: []byte("b"), Count: 1}, MaxID, true); err != nil {
+						return err
+					}
+					if _, err := tx.XClaim(0, k, grp, []byte("b"), ClaimArgs{IDs: ids(3), Force: true}); err != nil {
+						return err
+					}
+					var err error
+					acked, err = tx.XAck(0, k, grp, ids(1, 2, 3))
+					return err
+				}
+				if sameTx {
+					g.update(func(tx *Tx) error {
+						if err := deliver(tx); err != nil {
+							return err
+						}
+						return again(tx)
+					})
+				} else {
+					g.update(deliver)
+					if ge := g.e.gcache; records == 0 && ge.mirrored != 3 {
+						t.Fatalf("%d entries mirrored after delivering 3", ge.mirrored)
+					}
+					g.update(again)
+				}
+				if acked != 2 {
+					t.Errorf("XACK after XGROUP DESTROY and CREATE acknowledged %d, want 2", acked)
+				}
+				checkGroupCache(t, g.e)
+			})
+		}
+	}
+}
+
+// TestPELMirrorBounded: a consumer that never acknowledges fills the
+// mirror to mirrorMax; it then starts again above what it held, and
+// XACK still finds every entry, mirrored or not.
+func TestPELMirrorBounded(t *testing.T) {
+	g := newGroupEnv(t)
+	const n = mirrorMax + 100
+	k, grp := []byte("s"), []byte("g")
+	all := make([]ID, 0, n)
+	for lo := uint64(1); lo <= n; lo += 1000 {
+		var batch []ID
+		for i := lo; i < lo+1000 && i <= n; i++ {
+			batch = append(batch, id(i))
+		}
+		g.add("s", batch...)
+		all = append(all, batch...)
+	}
+	g.create("s", "g", ID{})
+	for range n/1000 + 1 {
+		g.update(func(tx *Tx) error {
+			_, err := tx.XReadGroup(0, k, ReadGroupArgs{Group: grp, Consumer: []byte("a"), Count: 1000}, MaxID, true)
+			return err
+		})
+	}
+	ge := g.e.gcache.m[string(storage.AppendGroupKey(nil, 0, k, mustVersion(t, g.e, "s"), grp))]
+	if ge == nil || !ge.recent.on || len(ge.recent.m) >= mirrorMax || ge.recent.from == (ID{1, 0}) {
+		t.Fatalf("mirror after %d deliveries: %+v", n, ge)
+	}
+	checkGroupCache(t, g.e)
+	var acked int64
+	g.update(func(tx *Tx) error {
+		var err error
+		acked, err = tx.XAck(0, k, grp, all)
+		return err
+	})
+	if acked != n {
+		t.Fatalf("XACK of %d pending acknowledged %d", n, acked)
+	}
+	checkGroupCache(t, g.e)
 }

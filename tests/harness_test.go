@@ -274,6 +274,9 @@ func (p *serverProc) launch(deadline time.Time) error {
 	} else {
 		args := append([]string{"server", "--port", "0", "--dir", p.dir}, p.args...)
 		cmd = exec.Command(eddyBin, args...)
+		// The stream engine checks every PEL write against the rule
+		// its SingleDeletes rely on (stream/group_store.go).
+		cmd.Env = append(os.Environ(), "EDDY_CHECK_PEL=1")
 	}
 	ready := p.log.watch(readyLine)
 	cmd.Stdout = p.log

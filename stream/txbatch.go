@@ -117,6 +117,12 @@ func (b *txBatch) RollbackTo(m txMark) error {
 	}
 	clear(b.recs[m.recs:])
 	b.recs = b.recs[:m.recs]
+	if len(b.recs) < deferredIndexMin {
+		// setDeferred indexes a record only from the
+		// deferredIndexMin-th on, when it builds the index: one left
+		// from before would miss the records deferred next.
+		b.ix = nil
+	}
 	b.rollbackOrdered(m)
 	return err
 }

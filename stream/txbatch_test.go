@@ -187,3 +187,47 @@ func BenchmarkXAddBatched(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*group), "ns/xadd")
 }
+
+// TestDeferredIndexAfterRollback: a rollback that leaves fewer deferred
+// records than the index starts at drops the index, so the records
+// deferred next are found: Get returns them, and deferring one again
+// replaces it. With the index kept, a consumer record deferred after a
+// failed function that had deferred many was not found, and the group
+// created the consumer twice (TestGroupCacheAgreesWithStorage, seed 113,
+// without the cache).
+func TestDeferredIndexAfterRollback(t *testing.T) {
+	for _, kept := range []int{0, deferredIndexMin - 1, deferredIndexMin, deferredIndexMin + 1} {
+		t.Run(fmt.Sprint(kept), func(t *testing.T) {
+			e := openTestEngine(t, Options{})
+			key := func(i int) []byte { return []byte(fmt.Sprintf("\x01zz-deferred-%02d", i)) }
+			err := e.Update(func(tx *Tx) error {
+				b := tx.b
+				for i := range kept {
+					b.SetDeferred(key(i), []byte("kept"))
+				}
+				m := b.Mark()
+				for i := kept; i < kept+2*deferredIndexMin; i++ {
+					b.SetDeferred(key(i), []byte("rolled back"))
+				}
+				if err := b.RollbackTo(m); err != nil {
+					return err
+				}
+				for i := kept; i < kept+3; i++ {
+					b.SetDeferred(key(i), []byte("first"))
+					b.SetDeferred(key(i), []byte("second"))
+					v, ok, err := b.Get(key(i))
+					if err != nil || !ok || string(v) != "second" {
+						t.Errorf("Get of deferred record %d after the rollback: %q, %v, %v", i, v, ok, err)
+					}
+				}
+				if len(b.recs) != kept+3 || b.live != kept+3 {
+					t.Errorf("%d deferred records (%d live), want %d", len(b.recs), b.live, kept+3)
+				}
+				return errDeliberate // nothing to keep
+			})
+			if !errors.Is(err, errDeliberate) {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -11,7 +11,7 @@ import (
 // TestGroupRandomOps runs random group commands and checks after each
 // batch that every stored count equals what a full scan derives.
 func TestGroupRandomOps(t *testing.T) {
-	for seed := uint64(1); seed <= 5; seed++ {
+	for seed := uint64(1); seed <= 30; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			g := newGroupEnv(t)

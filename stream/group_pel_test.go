@@ -85,7 +85,7 @@ func TestPELWriteCheck(t *testing.T) {
 // twice, so this cannot stand in for the write check, which the commands
 // here run under too.)
 func TestPELSurvivesCompaction(t *testing.T) {
-	for seed := uint64(1); seed <= 4; seed++ {
+	for seed := uint64(1); seed <= 24; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			g := newGroupEnv(t)

@@ -44,7 +44,7 @@ func rawKey(tx *Tx, db int, key string) string {
 // seen by the commands that follow, are not lost to iterations, range
 // deletions or renames, and vanish with a rollback.
 func TestDeferredWritesMatchOneByOne(t *testing.T) {
-	for seed := uint64(1); seed <= 6; seed++ {
+	for seed := uint64(1); seed <= 12; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			now := int64(1000)
 			opts := func(keys int) Options {

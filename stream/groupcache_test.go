@@ -735,7 +735,9 @@ func TestPELMirrorBounded(t *testing.T) {
 		})
 	}
 	ge := g.e.gcache.m[string(storage.AppendGroupKey(nil, 0, k, mustVersion(t, g.e, "s"), grp))]
-	if ge == nil || !ge.recent.on || len(ge.recent.m) >= mirrorMax || ge.recent.from == (ID{1, 0}) {
+	// Full at mirrorMax entries, it restarted above them when entry
+	// mirrorMax+1 came, and holds the entries after that one.
+	if ge == nil || !ge.recent.on || ge.recent.from != (ID{mirrorMax + 1, 1}) || len(ge.recent.m) != n-mirrorMax-1 {
 		t.Fatalf("mirror after %d deliveries: %+v", n, ge)
 	}
 	checkGroupCache(t, g.e)

@@ -819,13 +819,28 @@ func (l *eventLoop) syncHeld(wait bool) {
 	writers := int(writes - l.syncedWrites)
 	l.syncedWrites = writes
 	if wait {
-		l.released(l.s.db.SyncApplied(writers))
+		l.released(syncUnlocked(l.s.db, writers))
 		return
 	}
 	go func(db *storage.DB) {
 		l.synced <- db.SyncApplied(writers)
 		l.poke()
 	}(l.s.db)
+}
+
+// syncUnlocked runs a log sync on the loop's goroutine, unlocked from its
+// thread while it waits. The sync parks the goroutine until Pebble's log
+// writer, another goroutine, has written and synced the log. A locked
+// goroutine that parks gives its scheduler slot to another thread, and
+// when woken must be handed back to its own: two thread switches a sync,
+// each a futex wake-up that waits for a CPU the benchmark client shares.
+// Unlocked, the log writer runs on the loop's thread and slot, and the
+// loop goes on there once it is done. With appendfsync always and small
+// groups the loop syncs every turn, so this is on every reply's path.
+func syncUnlocked(db *storage.DB, writers int) error {
+	runtime.UnlockOSThread()
+	defer runtime.LockOSThread()
+	return db.SyncApplied(writers)
 }
 
 // release writes the replies the sync in flight covered, if it has

@@ -835,12 +835,13 @@ func (l *eventLoop) syncHeld(wait bool) {
 // when woken must be handed back to its own: two thread switches a sync,
 // each a futex wake-up that waits for a CPU the benchmark client shares.
 // Unlocked, the log writer runs on the loop's thread and slot, and the
-// loop goes on there once it is done. With appendfsync always and small
-// groups the loop syncs every turn, so this is on every reply's path.
+// loop goes on there once it is done (SyncAppliedInline). With
+// appendfsync always and small groups the loop syncs every turn, so this
+// is on every reply's path.
 func syncUnlocked(db *storage.DB, writers int) error {
 	runtime.UnlockOSThread()
 	defer runtime.LockOSThread()
-	return db.SyncApplied(writers)
+	return db.SyncAppliedInline(writers)
 }
 
 // release writes the replies the sync in flight covered, if it has

@@ -102,6 +102,10 @@ type DB struct {
 	stalls  *writeStalls   // Pebble's write stops, for WriteStalls
 	targets *appendTargets // streams whose entries end a table (targets.go)
 
+	// log counts the callers of SyncAppliedInline waiting; while one
+	// does, the log's writes and syncs are raw system calls (logFS).
+	log *logCalls
+
 	// applied counts the batches applied (apply): an IterCache's
 	// iterator shows the committed state while it has not moved.
 	applied atomic.Uint64
@@ -130,7 +134,14 @@ func Open(opts Options) (*DB, error) {
 	cache := pebble.NewCache(max(opts.CacheSize, 1<<20))
 	stalls := newWriteStalls()
 	targets := &appendTargets{}
-	pdb, err := pebble.Open(opts.Dir, pebbleOptions(opts, cache, stalls, targets))
+	calls := new(logCalls)
+	po := pebbleOptions(opts, cache, stalls, targets)
+	if opts.FS == vfs.Default {
+		// Only on the real file system: one a test puts in its place (a
+		// gate on syncs, a crashable one) sees every call.
+		po.FS = logFS{FS: po.FS, calls: calls}
+	}
+	pdb, err := pebble.Open(opts.Dir, po)
 	if err != nil {
 		cache.Unref()
 		return nil, err
@@ -144,6 +155,7 @@ func Open(opts Options) (*DB, error) {
 		gcKick:  make(chan struct{}, 1),
 		stalls:  stalls,
 		targets: targets,
+		log:     calls,
 	}
 	db.mode.Store(uint32(opts.Sync))
 	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
@@ -604,6 +616,18 @@ func (db *DB) Durable() uint64 { return db.syncer.durable.Load() }
 // the caller already holds its writers' replies (the event loop with
 // appendfsync always). writers is how many it answers, for Syncs.
 func (db *DB) SyncApplied(writers int) error {
+	return db.syncer.wait(writers, false)
+}
+
+// SyncAppliedInline is SyncApplied for a caller that does nothing else
+// until the sync ends and waits for it unlocked from its thread (the
+// event loop after a small group, with appendfsync always): Pebble's log
+// writer, which the sync wakes, then runs on the caller's thread and
+// scheduler slot, and keeps the slot through the log's write and
+// fdatasync (logfs_linux.go).
+func (db *DB) SyncAppliedInline(writers int) error {
+	db.log.inline.Add(1)
+	defer db.log.inline.Add(-1)
 	return db.syncer.wait(writers, false)
 }
 

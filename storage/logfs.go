@@ -1,0 +1,46 @@
+package storage
+
+import (
+	"strings"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// logFS is the store's file system as Pebble sees it: the real one, with
+// the write-ahead log's files wrapped (inlineLogFile) so that their
+// writes and syncs can skip Go's system call bookkeeping while a caller
+// waits for them inline (DB.SyncAppliedInline).
+type logFS struct {
+	vfs.FS
+	calls *logCalls
+}
+
+// logCalls is shared by the store and its log files.
+type logCalls struct {
+	inline atomic.Int32  // callers of DB.SyncAppliedInline waiting
+	raw    atomic.Uint64 // log syncs run as raw system calls
+}
+
+// isLogFile reports whether name is one of Pebble's write-ahead logs
+// (NNNNNN.log).
+func isLogFile(name string) bool { return strings.HasSuffix(name, ".log") }
+
+func (fs logFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	if err != nil || !isLogFile(name) {
+		return f, err
+	}
+	return inlineLogFile(f, fs.calls), nil
+}
+
+// ReuseForWrite is how Pebble recycles an old log file for a new log.
+func (fs logFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	if err != nil || !isLogFile(newname) {
+		return f, err
+	}
+	return inlineLogFile(f, fs.calls), nil
+}
+
+func (fs logFS) Unwrap() vfs.FS { return fs.FS }

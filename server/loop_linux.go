@@ -834,14 +834,14 @@ func (l *eventLoop) syncHeld(wait bool) {
 // goroutine that parks gives its scheduler slot to another thread, and
 // when woken must be handed back to its own: two thread switches a sync,
 // each a futex wake-up that waits for a CPU the benchmark client shares.
-// Unlocked, the log writer runs on the loop's thread and slot, and the
-// loop goes on there once it is done (SyncAppliedInline). With
-// appendfsync always and small groups the loop syncs every turn, so this
-// is on every reply's path.
+// Unlocked, the log writer runs on the loop's thread and slot (and keeps
+// the slot through the log's fdatasync: storage/logfs_linux.go), and the
+// loop goes on there once it is done. With appendfsync always and small
+// groups the loop syncs every turn, so this is on every reply's path.
 func syncUnlocked(db *storage.DB, writers int) error {
 	runtime.UnlockOSThread()
 	defer runtime.LockOSThread()
-	return db.SyncAppliedInline(writers)
+	return db.SyncApplied(writers)
 }
 
 // release writes the replies the sync in flight covered, if it has

@@ -102,8 +102,8 @@ type DB struct {
 	stalls  *writeStalls   // Pebble's write stops, for WriteStalls
 	targets *appendTargets // streams whose entries end a table (targets.go)
 
-	// log counts the callers of SyncAppliedInline waiting; while one
-	// does, the log's writes and syncs are raw system calls (logFS).
+	// log tells the log files to use raw system calls (logFS) while
+	// the mode is SyncAlways.
 	log *logCalls
 
 	// applied counts the batches applied (apply): an IterCache's
@@ -157,7 +157,7 @@ func Open(opts Options) (*DB, error) {
 		targets: targets,
 		log:     calls,
 	}
-	db.mode.Store(uint32(opts.Sync))
+	db.SetSyncMode(opts.Sync)
 	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
 	db.syncer.applied = &db.applied
 	if err := db.initFormat(); err != nil {
@@ -409,7 +409,10 @@ func (db *DB) initFormat() error {
 }
 
 // SetSyncMode changes the durability policy (CONFIG SET appendfsync).
-func (db *DB) SetSyncMode(m SyncMode) { db.mode.Store(uint32(m)) }
+func (db *DB) SetSyncMode(m SyncMode) {
+	db.mode.Store(uint32(m))
+	db.log.always.Store(m == SyncAlways)
+}
 
 // SyncMode is the durability policy in force.
 func (db *DB) SyncMode() SyncMode { return db.syncMode() }
@@ -616,18 +619,6 @@ func (db *DB) Durable() uint64 { return db.syncer.durable.Load() }
 // the caller already holds its writers' replies (the event loop with
 // appendfsync always). writers is how many it answers, for Syncs.
 func (db *DB) SyncApplied(writers int) error {
-	return db.syncer.wait(writers, false)
-}
-
-// SyncAppliedInline is SyncApplied for a caller that does nothing else
-// until the sync ends and waits for it unlocked from its thread (the
-// event loop after a small group, with appendfsync always): Pebble's log
-// writer, which the sync wakes, then runs on the caller's thread and
-// scheduler slot, and keeps the slot through the log's write and
-// fdatasync (logfs_linux.go).
-func (db *DB) SyncAppliedInline(writers int) error {
-	db.log.inline.Add(1)
-	defer db.log.inline.Add(-1)
 	return db.syncer.wait(writers, false)
 }
 

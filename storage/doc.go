@@ -8,10 +8,9 @@
 // share one sync (group commit), which waits briefly for the writers it
 // expects back (syncer, in db.go). A caller that holds its writers'
 // acknowledgements itself (the event loop) applies without waiting and
-// calls SyncApplied, which covers every batch Applied counted before it;
-// SyncAppliedInline when it has nothing else to do meanwhile, which lets
-// the log's writes and syncs run as raw system calls on its thread
-// (logfs.go).
+// calls SyncApplied, which covers every batch Applied counted before it.
+// With appendfsync always the log's writes and syncs are raw system
+// calls (logfs.go).
 // A batch can be rolled back to a Mark,
 // so that one batch can carry several writers' work. An IterCache
 // (itercache.go) lends one goroutine the same iterator over the committed

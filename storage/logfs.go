@@ -8,9 +8,9 @@ import (
 )
 
 // logFS is the store's file system as Pebble sees it: the real one, with
-// the write-ahead log's files wrapped (inlineLogFile) so that their
-// writes and syncs can skip Go's system call bookkeeping while a caller
-// waits for them inline (DB.SyncAppliedInline).
+// the write-ahead log's files wrapped (rawLogFile) so that their
+// writes and syncs skip Go's system call bookkeeping while the store
+// syncs every write (appendfsync always).
 type logFS struct {
 	vfs.FS
 	calls *logCalls
@@ -18,7 +18,7 @@ type logFS struct {
 
 // logCalls is shared by the store and its log files.
 type logCalls struct {
-	inline atomic.Int32  // callers of DB.SyncAppliedInline waiting
+	always atomic.Bool   // the store's SyncMode is SyncAlways
 	raw    atomic.Uint64 // log syncs run as raw system calls
 }
 
@@ -31,7 +31,7 @@ func (fs logFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, e
 	if err != nil || !isLogFile(name) {
 		return f, err
 	}
-	return inlineLogFile(f, fs.calls), nil
+	return rawLogFile(f, fs.calls), nil
 }
 
 // ReuseForWrite is how Pebble recycles an old log file for a new log.
@@ -40,7 +40,7 @@ func (fs logFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCat
 	if err != nil || !isLogFile(newname) {
 		return f, err
 	}
-	return inlineLogFile(f, fs.calls), nil
+	return rawLogFile(f, fs.calls), nil
 }
 
 func (fs logFS) Unwrap() vfs.FS { return fs.FS }

@@ -11,27 +11,32 @@ import (
 )
 
 // logFile is a write-ahead log file whose writes and syncs are raw
-// system calls while a caller waits for the sync inline. Through Go's
-// syscall package, a goroutine in a system call lends its scheduler slot
-// (P) to the runtime: the monitor, woken by the call, takes the slot
-// back during the fdatasync (half a millisecond, two of its ticks) and
-// hands it on, and the log writer, back from the call, finds a slot
-// again before it can wake the caller. The event loop with appendfsync
-// always syncs after every small group, parked until the sync ends, so
-// those hand-offs were on every reply's path: raw calls made unpipelined
-// XADD 5-9% faster (README, "The network path"). Only then: the log
-// writer's goroutine keeps its slot through the call, and a collection
-// that stops the world waits for the call to end, which is no cost while
-// the only other work is waiting for the same sync.
+// system calls while the store syncs every write (appendfsync always).
+// Through Go's syscall package, a goroutine in a system call lends its
+// scheduler slot (P) to the runtime: the monitor, woken by the call,
+// takes the slot back during the fdatasync (half a millisecond, two of
+// its ticks) and hands it on, the log writer, back from the call, finds
+// a slot again before it can wake the writers waiting, and the monitor,
+// busy every sync, keeps polling every 20 µs (runtime.sysmon 6% of the
+// server's samples under unpipelined XADD, 16% under XADD -P 16). Side by
+// side, raw calls made XADD with always 1-9% faster unpipelined and 16%
+// with -P 16 (README, "The network path").
+//
+// The cost: the log writer's goroutine keeps its slot through the
+// fdatasync, so other goroutines (flushes, compactions) have one slot
+// fewer meanwhile, and a collection that stops the world waits for the
+// call to end. With always each sync covers at most a group of writes,
+// so that is a millisecond or so; with everysec a sync may cover a
+// second of writes and take far longer, so the calls stay Go's.
 type logFile struct {
 	vfs.File
 	fd    uintptr
 	calls *logCalls
 }
 
-// inlineLogFile wraps f, a log file, unless it has no descriptor (an
+// rawLogFile wraps f, a log file, unless it has no descriptor (an
 // in-memory file system).
-func inlineLogFile(f vfs.File, calls *logCalls) vfs.File {
+func rawLogFile(f vfs.File, calls *logCalls) vfs.File {
 	fd := f.Fd()
 	if fd == vfs.InvalidFd {
 		return f
@@ -40,7 +45,7 @@ func inlineLogFile(f vfs.File, calls *logCalls) vfs.File {
 }
 
 func (f *logFile) Write(p []byte) (int, error) {
-	if f.calls.inline.Load() == 0 {
+	if !f.calls.always.Load() {
 		return f.File.Write(p)
 	}
 	n := 0
@@ -60,7 +65,7 @@ func (f *logFile) Write(p []byte) (int, error) {
 }
 
 func (f *logFile) SyncData() error {
-	if f.calls.inline.Load() == 0 {
+	if !f.calls.always.Load() {
 		return f.File.SyncData()
 	}
 	for {

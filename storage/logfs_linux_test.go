@@ -43,14 +43,12 @@ func TestLogFSWrapsLogs(t *testing.T) {
 	}
 }
 
-// A log file writes and syncs the same bytes whether a caller waits
-// inline (raw system calls) or not, and reports the same failures.
+// A log file writes and syncs the same bytes whether its calls are raw
+// (appendfsync always) or not.
 func TestLogFileWrites(t *testing.T) {
-	for _, inline := range []bool{false, true} {
+	for _, raw := range []bool{false, true} {
 		calls := new(logCalls)
-		if inline {
-			calls.inline.Add(1)
-		}
+		calls.always.Store(raw)
 		fs := logFS{FS: vfs.Default, calls: calls}
 		name := filepath.Join(t.TempDir(), "000001.log")
 		f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
@@ -64,22 +62,22 @@ func TestLogFileWrites(t *testing.T) {
 		var want []byte
 		for _, p := range [][]byte{[]byte("abc"), big, []byte("z")} {
 			if n, err := f.Write(p); n != len(p) || err != nil {
-				t.Fatalf("inline %v: Write(%d bytes) = %d, %v", inline, len(p), n, err)
+				t.Fatalf("raw calls %v: Write(%d bytes) = %d, %v", raw, len(p), n, err)
 			}
 			want = append(want, p...)
 		}
 		if err := f.SyncData(); err != nil {
-			t.Fatalf("inline %v: SyncData: %v", inline, err)
+			t.Fatalf("raw calls %v: SyncData: %v", raw, err)
 		}
-		if got, want := calls.raw.Load(), map[bool]uint64{false: 0, true: 1}[inline]; got != want {
-			t.Errorf("inline %v: %d raw syncs, want %d", inline, got, want)
+		if got, want := calls.raw.Load(), map[bool]uint64{false: 0, true: 1}[raw]; got != want {
+			t.Errorf("raw calls %v: %d raw syncs, want %d", raw, got, want)
 		}
 		got, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("inline %v: the file holds %d bytes, not the %d written", inline, len(got), len(want))
+			t.Errorf("raw calls %v: the file holds %d bytes, not the %d written", raw, len(got), len(want))
 		}
 
 		if err := f.Close(); err != nil {
@@ -90,7 +88,7 @@ func TestLogFileWrites(t *testing.T) {
 	// The raw calls fail as write(2) and fdatasync(2) do: here on a
 	// descriptor past any open one.
 	calls := new(logCalls)
-	calls.inline.Add(1)
+	calls.always.Store(true)
 	f := &logFile{File: nil, fd: 1 << 30, calls: calls}
 	if _, err := f.Write([]byte("x")); !errors.Is(err, syscall.EBADF) {
 		t.Errorf("Write to a bad descriptor: %v, want EBADF", err)
@@ -103,36 +101,30 @@ func TestLogFileWrites(t *testing.T) {
 	}
 }
 
-// SyncAppliedInline makes the applied writes durable with a raw sync of
-// the store's log, SyncApplied with Pebble's own.
-func TestSyncAppliedInline(t *testing.T) {
+// With appendfsync always the store's log syncs are raw system calls,
+// with everysec Go's, and CONFIG SET's changes of the mode switch them.
+func TestRawLogSyncsWithAlways(t *testing.T) {
 	db, err := Open(Options{Dir: t.TempDir(), Sync: SyncAlways, CacheSize: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	applyOne(t, db, "k", "v")
-	before, raw := db.Syncs(), db.log.raw.Load()
-	if err := db.SyncApplied(1); err != nil {
-		t.Fatal(err)
-	}
-	if db.log.raw.Load() != raw {
-		t.Errorf("SyncApplied ran a raw sync")
-	}
-	applyOne(t, db, "k", "w")
-	if err := db.SyncAppliedInline(3); err != nil {
-		t.Fatal(err)
-	}
-	if db.Durable() != db.Applied() {
-		t.Errorf("Durable %d after SyncAppliedInline, Applied %d", db.Durable(), db.Applied())
-	}
-	if db.log.raw.Load() != raw+1 {
-		t.Errorf("SyncAppliedInline ran %d raw syncs, want 1", db.log.raw.Load()-raw)
-	}
-	if db.log.inline.Load() != 0 {
-		t.Errorf("%d callers still counted inline", db.log.inline.Load())
-	}
-	if after := db.Syncs(); after.Count != before.Count+2 || after.Writers != before.Writers+4 {
-		t.Errorf("two syncs for 1 and 3 writers: %+v, was %+v", after, before)
+	for _, mode := range []SyncMode{SyncAlways, SyncEverySec, SyncAlways, SyncNo} {
+		db.SetSyncMode(mode)
+		raw := db.log.raw.Load()
+		applyOne(t, db, "k", "v")
+		if err := db.SyncApplied(1); err != nil {
+			t.Fatal(err)
+		}
+		if db.Durable() != db.Applied() {
+			t.Errorf("mode %v: Durable %d after SyncApplied, Applied %d", mode, db.Durable(), db.Applied())
+		}
+		want := uint64(0)
+		if mode == SyncAlways {
+			want = 1
+		}
+		if got := db.log.raw.Load() - raw; got != want {
+			t.Errorf("mode %v: %d raw syncs, want %d", mode, got, want)
+		}
 	}
 }

@@ -4,6 +4,6 @@ package storage
 
 import "github.com/cockroachdb/pebble/v2/vfs"
 
-// inlineLogFile leaves f as it is: raw system calls for the log are
+// rawLogFile leaves f as it is: raw system calls for the log are
 // Linux's (logfs_linux.go).
-func inlineLogFile(f vfs.File, _ *logCalls) vfs.File { return f }
+func rawLogFile(f vfs.File, _ *logCalls) vfs.File { return f }

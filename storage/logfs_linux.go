@@ -19,7 +19,7 @@ import (
 // a slot again before it can wake the writers waiting, and the monitor,
 // busy every sync, keeps polling every 20 µs (runtime.sysmon 6% of the
 // server's samples under unpipelined XADD, 16% under XADD -P 16). Side by
-// side, raw calls made XADD with always 1-9% faster unpipelined and 16%
+// side, raw calls made XADD with always 1-9% faster unpipelined and 14-16%
 // with -P 16 (README, "The network path").
 //
 // The cost: the log writer's goroutine keeps its slot through the

@@ -102,9 +102,9 @@ type DB struct {
 	stalls  *writeStalls   // Pebble's write stops, for WriteStalls
 	targets *appendTargets // streams whose entries end a table (targets.go)
 
-	// log tells the log files to use raw system calls (logFS) while
-	// the mode is SyncAlways.
-	log *logCalls
+	// rawLogSyncs counts the log syncs run as raw system calls (logFS,
+	// while the mode is SyncAlways).
+	rawLogSyncs atomic.Uint64
 
 	// applied counts the batches applied (apply): an IterCache's
 	// iterator shows the committed state while it has not moved.
@@ -134,20 +134,7 @@ func Open(opts Options) (*DB, error) {
 	cache := pebble.NewCache(max(opts.CacheSize, 1<<20))
 	stalls := newWriteStalls()
 	targets := &appendTargets{}
-	calls := new(logCalls)
-	po := pebbleOptions(opts, cache, stalls, targets)
-	if opts.FS == vfs.Default {
-		// Only on the real file system: one a test puts in its place (a
-		// gate on syncs, a crashable one) sees every call.
-		po.FS = logFS{FS: po.FS, calls: calls}
-	}
-	pdb, err := pebble.Open(opts.Dir, po)
-	if err != nil {
-		cache.Unref()
-		return nil, err
-	}
 	db := &DB{
-		pdb:     pdb,
 		cache:   cache,
 		logger:  opts.Logger,
 		dirty:   make(chan struct{}, 1),
@@ -155,9 +142,20 @@ func Open(opts Options) (*DB, error) {
 		gcKick:  make(chan struct{}, 1),
 		stalls:  stalls,
 		targets: targets,
-		log:     calls,
 	}
-	db.SetSyncMode(opts.Sync)
+	db.mode.Store(uint32(opts.Sync))
+	po := pebbleOptions(opts, cache, stalls, targets)
+	if opts.FS == vfs.Default {
+		// Only on the real file system: one a test puts in its place (a
+		// gate on syncs, a crashable one) sees every call.
+		po.FS = logFS{FS: po.FS, db: db}
+	}
+	pdb, err := pebble.Open(opts.Dir, po)
+	if err != nil {
+		cache.Unref()
+		return nil, err
+	}
+	db.pdb = pdb
 	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
 	db.syncer.applied = &db.applied
 	if err := db.initFormat(); err != nil {
@@ -409,10 +407,7 @@ func (db *DB) initFormat() error {
 }
 
 // SetSyncMode changes the durability policy (CONFIG SET appendfsync).
-func (db *DB) SetSyncMode(m SyncMode) {
-	db.mode.Store(uint32(m))
-	db.log.always.Store(m == SyncAlways)
-}
+func (db *DB) SetSyncMode(m SyncMode) { db.mode.Store(uint32(m)) }
 
 // SyncMode is the durability policy in force.
 func (db *DB) SyncMode() SyncMode { return db.syncMode() }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"strings"
-	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -13,13 +12,7 @@ import (
 // syncs every write (appendfsync always).
 type logFS struct {
 	vfs.FS
-	calls *logCalls
-}
-
-// logCalls is shared by the store and its log files.
-type logCalls struct {
-	always atomic.Bool   // the store's SyncMode is SyncAlways
-	raw    atomic.Uint64 // log syncs run as raw system calls
+	db *DB // its SyncMode, and where raw syncs are counted
 }
 
 // isLogFile reports whether name is one of Pebble's write-ahead logs
@@ -31,7 +24,7 @@ func (fs logFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, e
 	if err != nil || !isLogFile(name) {
 		return f, err
 	}
-	return rawLogFile(f, fs.calls), nil
+	return rawLogFile(f, fs.db), nil
 }
 
 // ReuseForWrite is how Pebble recycles an old log file for a new log.
@@ -40,7 +33,7 @@ func (fs logFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCat
 	if err != nil || !isLogFile(newname) {
 		return f, err
 	}
-	return rawLogFile(f, fs.calls), nil
+	return rawLogFile(f, fs.db), nil
 }
 
 func (fs logFS) Unwrap() vfs.FS { return fs.FS }

@@ -30,22 +30,22 @@ import (
 // second of writes and take far longer, so the calls stay Go's.
 type logFile struct {
 	vfs.File
-	fd    uintptr
-	calls *logCalls
+	fd uintptr
+	db *DB
 }
 
 // rawLogFile wraps f, a log file, unless it has no descriptor (an
 // in-memory file system).
-func rawLogFile(f vfs.File, calls *logCalls) vfs.File {
+func rawLogFile(f vfs.File, db *DB) vfs.File {
 	fd := f.Fd()
 	if fd == vfs.InvalidFd {
 		return f
 	}
-	return &logFile{File: f, fd: fd, calls: calls}
+	return &logFile{File: f, fd: fd, db: db}
 }
 
 func (f *logFile) Write(p []byte) (int, error) {
-	if !f.calls.always.Load() {
+	if f.db.syncMode() != SyncAlways {
 		return f.File.Write(p)
 	}
 	n := 0
@@ -65,7 +65,7 @@ func (f *logFile) Write(p []byte) (int, error) {
 }
 
 func (f *logFile) SyncData() error {
-	if !f.calls.always.Load() {
+	if f.db.syncMode() != SyncAlways {
 		return f.File.SyncData()
 	}
 	for {
@@ -76,7 +76,7 @@ func (f *logFile) SyncData() error {
 		if e != 0 {
 			return e
 		}
-		f.calls.raw.Add(1)
+		f.db.rawLogSyncs.Add(1)
 		return nil
 	}
 }

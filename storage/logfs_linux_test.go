@@ -18,7 +18,7 @@ import (
 // files with a descriptor.
 func TestLogFSWrapsLogs(t *testing.T) {
 	dir := t.TempDir()
-	fs := logFS{FS: vfs.Default, calls: new(logCalls)}
+	fs := logFS{FS: vfs.Default, db: new(DB)}
 	wrapped := func(f vfs.File, err error) bool {
 		t.Helper()
 		if err != nil {
@@ -37,7 +37,7 @@ func TestLogFSWrapsLogs(t *testing.T) {
 	if wrapped(fs.Create(filepath.Join(dir, "000008.sst"), vfs.WriteCategoryUnspecified)) {
 		t.Error("a table is wrapped")
 	}
-	mem := logFS{FS: vfs.NewMem(), calls: new(logCalls)}
+	mem := logFS{FS: vfs.NewMem(), db: new(DB)}
 	if wrapped(mem.Create("000001.log", vfs.WriteCategoryUnspecified)) {
 		t.Error("an in-memory log is wrapped")
 	}
@@ -47,9 +47,11 @@ func TestLogFSWrapsLogs(t *testing.T) {
 // (appendfsync always) or not.
 func TestLogFileWrites(t *testing.T) {
 	for _, raw := range []bool{false, true} {
-		calls := new(logCalls)
-		calls.always.Store(raw)
-		fs := logFS{FS: vfs.Default, calls: calls}
+		db := new(DB)
+		if raw {
+			db.SetSyncMode(SyncAlways)
+		}
+		fs := logFS{FS: vfs.Default, db: db}
 		name := filepath.Join(t.TempDir(), "000001.log")
 		f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
 		if err != nil {
@@ -69,7 +71,7 @@ func TestLogFileWrites(t *testing.T) {
 		if err := f.SyncData(); err != nil {
 			t.Fatalf("raw calls %v: SyncData: %v", raw, err)
 		}
-		if got, want := calls.raw.Load(), map[bool]uint64{false: 0, true: 1}[raw]; got != want {
+		if got, want := db.rawLogSyncs.Load(), map[bool]uint64{false: 0, true: 1}[raw]; got != want {
 			t.Errorf("raw calls %v: %d raw syncs, want %d", raw, got, want)
 		}
 		got, err := os.ReadFile(name)
@@ -87,16 +89,16 @@ func TestLogFileWrites(t *testing.T) {
 
 	// The raw calls fail as write(2) and fdatasync(2) do: here on a
 	// descriptor past any open one.
-	calls := new(logCalls)
-	calls.always.Store(true)
-	f := &logFile{File: nil, fd: 1 << 30, calls: calls}
+	db := new(DB)
+	db.SetSyncMode(SyncAlways)
+	f := &logFile{File: nil, fd: 1 << 30, db: db}
 	if _, err := f.Write([]byte("x")); !errors.Is(err, syscall.EBADF) {
 		t.Errorf("Write to a bad descriptor: %v, want EBADF", err)
 	}
 	if err := f.SyncData(); !errors.Is(err, syscall.EBADF) {
 		t.Errorf("SyncData of a bad descriptor: %v, want EBADF", err)
 	}
-	if calls.raw.Load() != 0 {
+	if db.rawLogSyncs.Load() != 0 {
 		t.Errorf("a failed sync counted")
 	}
 }
@@ -111,7 +113,7 @@ func TestRawLogSyncsWithAlways(t *testing.T) {
 	defer db.Close()
 	for _, mode := range []SyncMode{SyncAlways, SyncEverySec, SyncAlways, SyncNo} {
 		db.SetSyncMode(mode)
-		raw := db.log.raw.Load()
+		raw := db.rawLogSyncs.Load()
 		applyOne(t, db, "k", "v")
 		if err := db.SyncApplied(1); err != nil {
 			t.Fatal(err)
@@ -123,7 +125,7 @@ func TestRawLogSyncsWithAlways(t *testing.T) {
 		if mode == SyncAlways {
 			want = 1
 		}
-		if got := db.log.raw.Load() - raw; got != want {
+		if got := db.rawLogSyncs.Load() - raw; got != want {
 			t.Errorf("mode %v: %d raw syncs, want %d", mode, got, want)
 		}
 	}

@@ -6,4 +6,4 @@ import "github.com/cockroachdb/pebble/v2/vfs"
 
 // rawLogFile leaves f as it is: raw system calls for the log are
 // Linux's (logfs_linux.go).
-func rawLogFile(f vfs.File, _ *logCalls) vfs.File { return f }
+func rawLogFile(f vfs.File, _ *DB) vfs.File { return f }

@@ -72,6 +72,9 @@ type Options struct {
 	// syncEvery is the everysec loop's period; 0 is a second. Tests
 	// lengthen it to see the syncs ahead alone.
 	syncEvery time.Duration
+	// slotWanted replaces goroutinesWaiting as DB.slotWanted; tests
+	// decide with it whether a log sync may be raw.
+	slotWanted func() bool
 }
 
 // DB is an open store.
@@ -105,6 +108,9 @@ type DB struct {
 	// rawLogSyncs counts the log syncs run as raw system calls (logFS,
 	// while the mode is SyncAlways).
 	rawLogSyncs atomic.Uint64
+	// slotWanted reports whether goroutines wait for a scheduler slot,
+	// when a log sync would keep its own (logfs_linux.go); nil is never.
+	slotWanted func() bool
 
 	// applied counts the batches applied (apply): an IterCache's
 	// iterator shows the committed state while it has not moved.
@@ -149,6 +155,10 @@ func Open(opts Options) (*DB, error) {
 		// Only on the real file system: one a test puts in its place (a
 		// gate on syncs, a crashable one) sees every call.
 		po.FS = logFS{FS: po.FS, db: db}
+		db.slotWanted = goroutinesWaiting
+		if opts.slotWanted != nil {
+			db.slotWanted = opts.slotWanted
+		}
 	}
 	pdb, err := pebble.Open(opts.Dir, po)
 	if err != nil {

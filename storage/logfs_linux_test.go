@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -104,29 +105,42 @@ func TestLogFileWrites(t *testing.T) {
 }
 
 // With appendfsync always the store's log syncs are raw system calls,
-// with everysec Go's, and CONFIG SET's changes of the mode switch them.
+// unless goroutines wait for a scheduler slot; with everysec they are
+// Go's, and CONFIG SET's changes of the mode switch them.
 func TestRawLogSyncsWithAlways(t *testing.T) {
-	db, err := Open(Options{Dir: t.TempDir(), Sync: SyncAlways, CacheSize: 8 << 20})
+	var wanted atomic.Bool
+	db, err := Open(Options{Dir: t.TempDir(), Sync: SyncAlways, CacheSize: 8 << 20, slotWanted: wanted.Load})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, mode := range []SyncMode{SyncAlways, SyncEverySec, SyncAlways, SyncNo} {
-		db.SetSyncMode(mode)
+	for _, c := range []struct {
+		mode   SyncMode
+		wanted bool
+		raw    bool
+	}{
+		{SyncAlways, false, true},
+		{SyncEverySec, false, false},
+		{SyncAlways, true, false},
+		{SyncAlways, false, true},
+		{SyncNo, false, false},
+	} {
+		db.SetSyncMode(c.mode)
+		wanted.Store(c.wanted)
 		raw := db.rawLogSyncs.Load()
 		applyOne(t, db, "k", "v")
 		if err := db.SyncApplied(1); err != nil {
 			t.Fatal(err)
 		}
 		if db.Durable() != db.Applied() {
-			t.Errorf("mode %v: Durable %d after SyncApplied, Applied %d", mode, db.Durable(), db.Applied())
+			t.Errorf("mode %v: Durable %d after SyncApplied, Applied %d", c.mode, db.Durable(), db.Applied())
 		}
 		want := uint64(0)
-		if mode == SyncAlways {
+		if c.raw {
 			want = 1
 		}
 		if got := db.rawLogSyncs.Load() - raw; got != want {
-			t.Errorf("mode %v: %d raw syncs, want %d", mode, got, want)
+			t.Errorf("mode %v, slot wanted %v: %d raw syncs, want %d", c.mode, c.wanted, got, want)
 		}
 	}
 }

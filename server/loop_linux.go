@@ -891,7 +891,9 @@ func (l *eventLoop) waitUnlocked() (bool, error) {
 
 // syncWaitMax bounds waitUnlocked: longer than most log syncs here (0.3
 // to 1.2 ms on average), so that the loop seldom wakes before its sync
-// ends.
+// ends. Bounds of 1 and 5 ms did as well under XADD -P 16 with always
+// (three runs each after writes to 100,000 streams: 216-262k, 196-273k
+// with 2 ms, and 220-251k XADD/s; p99 8.4-10.4 ms in all).
 const syncWaitMax = 2 * time.Millisecond
 
 // release writes the replies the sync in flight covered, if it has

@@ -109,8 +109,9 @@ type eventLoop struct {
 
 	// Replies held until a log sync covers the writes before them
 	// (appendfsync always; hold): the clients, in the order they were
-	// held, and the sync in flight, which reports on synced and pokes
-	// the loop.
+	// held, and the sync in flight, which reports on synced. While one
+	// is in flight the loop never blocks in epoll (it waits on synced
+	// instead, waitUnlocked), so the sync need not poke it.
 	held         []*loopConn
 	syncing      bool
 	synced       chan error
@@ -277,8 +278,7 @@ func (l *eventLoop) run() error {
 			// is ready, the loop waits for the sync (waitUnlocked).
 			if n, err = pollNB(l.ep, evs); n == 0 && err == nil {
 				if done, err := l.waitUnlocked(); done {
-					l.released(err)
-					l.syncHeld(false)
+					l.syncDone(err)
 				}
 				continue
 			}
@@ -836,10 +836,7 @@ func (l *eventLoop) syncHeld(wait bool) {
 		l.released(syncUnlocked(l.s.db, writers))
 		return
 	}
-	go func(db *storage.DB) {
-		l.synced <- db.SyncApplied(writers)
-		l.poke()
-	}(l.s.db)
+	go func(db *storage.DB) { l.synced <- db.SyncApplied(writers) }(l.s.db)
 }
 
 // syncUnlocked runs a log sync on the loop's goroutine, unlocked from its
@@ -904,10 +901,16 @@ func (l *eventLoop) release() {
 	}
 	select {
 	case err := <-l.synced:
-		l.released(err)
-		l.syncHeld(false)
+		l.syncDone(err)
 	default:
 	}
+}
+
+// syncDone writes the replies the finished sync covered and starts the
+// next sync for those still held.
+func (l *eventLoop) syncDone(err error) {
+	l.released(err)
+	l.syncHeld(false)
 }
 
 // settle waits for the sync in flight, if any, and writes the replies it

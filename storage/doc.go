@@ -9,8 +9,8 @@
 // expects back (syncer, in db.go). A caller that holds its writers'
 // acknowledgements itself (the event loop) applies without waiting and
 // calls SyncApplied, which covers every batch Applied counted before it.
-// With appendfsync always the log's writes and syncs are raw system
-// calls (logfs.go).
+// With appendfsync always the log's writes are raw system calls, and
+// its syncs too unless goroutines wait for a scheduler slot (logfs.go).
 // A batch can be rolled back to a Mark,
 // so that one batch can carry several writers' work. An IterCache
 // (itercache.go) lends one goroutine the same iterator over the committed

@@ -12,7 +12,7 @@ import (
 // syncs every write (appendfsync always).
 type logFS struct {
 	vfs.FS
-	db *DB // its SyncMode, and where raw syncs are counted
+	db *DB // its SyncMode and slotWanted, and where raw syncs are counted
 }
 
 // isLogFile reports whether name is one of Pebble's write-ahead logs

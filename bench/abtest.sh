@@ -62,6 +62,9 @@ k=${#bins[@]}
 for ((r = 0; r < rounds; r++)); do
 	for ((j = 0; j < k; j++)); do
 		i=$(((j + r) % k))
+		others=()
+		for ((o = 0; o < k; o++)); do [ $o = $i ] || others+=("${pids[$o]}"); done
+		wait_quiet "${others[@]}"
 		bench_rps "${ports[$i]}" "$clients" "$n" "${load[@]}" |
 			awk -v r="$r" -v i="$i" '{print r, i, $1, $2}' >>"$work/rounds"
 	done

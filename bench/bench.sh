@@ -85,10 +85,12 @@ trap cleanup EXIT
 rport=$(free_port)
 mkdir -p "$work/redis" "$work/eddy"
 start_redis "$rport" "$work/redis" everysec "$work/redis.log"
-pids+=($!)
+rpid=$!
+pids+=($rpid)
 eport=$(free_port) nport=$(free_port)
 "$EDDY" server --port "$eport" --dir "$work/eddy" --appendfsync everysec --nats-port "$nport" >"$work/eddy.log" 2>&1 &
-pids+=($!)
+epid=$!
+pids+=($epid)
 wait_ping "$rport"
 wait_ping "$eport"
 
@@ -110,10 +112,12 @@ loads=(
 	"XADD always -P 16|always|-P 16 XADD bench:a * f v"
 )
 
-# rps prints "requests-per-second p99-ms" of one redis-benchmark run.
+# rps prints "requests-per-second p99-ms" of one redis-benchmark run,
+# once the other server is quiet (wait_quiet).
 rps() { # port, args...
 	local port=$1
 	shift
+	if [ "$port" = "$rport" ]; then wait_quiet "$epid"; else wait_quiet "$rpid"; fi
 	bench_rps "$port" "$CLIENTS" "$REQUESTS" "$@"
 }
 # rounds_json prints rps's outputs as a JSON array of [rps, p99-ms] pairs

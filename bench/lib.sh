@@ -13,6 +13,39 @@ wait_ping() {
 	return 1
 }
 
+# cpu_ns prints the CPU time, in nanoseconds, that the processes $@ and
+# their children (Redis's AOF rewrite, say) have used so far: the sum of
+# every thread's /proc/<pid>/task/<tid>/schedstat.
+cpu_ns() {
+	local p c all=()
+	for p in "$@"; do
+		all+=("$p")
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null || true); do all+=("$c"); done
+	done
+	for p in "${all[@]}"; do cat /proc/"$p"/task/*/schedstat 2>/dev/null || true; done |
+		awk '{s += $1} END {printf "%.0f\n", s}'
+}
+
+# wait_quiet waits until the processes $@ use less than 5 ms of CPU in
+# 100 ms, for at most 30 s. A side-by-side round runs one server while
+# the others wait: what one server still does after its own run (Eddy's
+# flushes and compactions) must not land in the next server's run. It
+# did, before 2026-12-02 13:00: with two identical Eddy builds, the
+# second listed ran XADD -P 16 1.15-1.27 times as fast as the first, in
+# every one of a dozen runs (README, "Benchmarks").
+wait_quiet() {
+	[ $# -gt 0 ] || return 0
+	local a b i
+	a=$(cpu_ns "$@")
+	for ((i = 0; i < 300; i++)); do
+		sleep 0.1
+		b=$(cpu_ns "$@")
+		if [ $((b - a)) -lt 5000000 ]; then return 0; fi
+		a=$b
+	done
+	echo "bench: processes $* still busy after 30 s; going on" >&2
+}
+
 # median prints the median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eddy-streams/eddy/bench/internal/quiet"
 	"github.com/eddy-streams/eddy/bench/internal/stats"
 )
 
@@ -95,7 +96,24 @@ const (
 	pelBatch  = 10000
 )
 
-type server struct{ name, addr string }
+type server struct {
+	name, addr string
+	pid        int // 0 when the server is not on this machine
+}
+
+// waitOthers waits until every server but s is quiet (bench/internal/quiet):
+// a round of s must not share the CPUs with what another server still does
+// after its own round.
+func waitOthers(servers []server, s server) error {
+	for _, o := range servers {
+		if o.name != s.name && o.pid != 0 {
+			if err := quiet.Wait(o.pid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // order is the servers in the order round r visits them: alternating
 // which goes first, so neither always runs on a machine the other has
@@ -108,7 +126,10 @@ func order(s []server, r int) []server {
 }
 
 func run(o options) error {
-	servers := []server{{"redis", o.redis}, {"eddy", o.eddy}}
+	servers := []server{{name: "redis", addr: o.redis}, {name: "eddy", addr: o.eddy}}
+	for i := range servers {
+		servers[i].pid = quiet.LocalPID(servers[i].addr)
+	}
 	var res result
 	res.Entries, res.Clients, res.Count, res.Rounds = o.entries, o.clients, o.count, o.rounds
 	res.DurationS, res.Calls = o.duration.Seconds(), o.calls
@@ -134,6 +155,9 @@ func run(o options) error {
 	for r := range o.rounds {
 		for _, s := range order(servers, r) {
 			if err := settle(s.addr); err != nil {
+				return err
+			}
+			if err := waitOthers(servers, s); err != nil {
 				return err
 			}
 			t, err := throughput(s.addr, streamKey, "tp"+strconv.Itoa(r)+o.tag, o.clients, o.count, o.duration)
@@ -210,6 +234,9 @@ func pelCost(o options, servers []server, res *result) error {
 	p50s, p99s := map[key][]float64{}, map[key][]float64{}
 	for r := range o.rounds {
 		for _, s := range order(servers, r) {
+			if err := waitOthers(servers, s); err != nil {
+				return err
+			}
 			for _, n := range o.pels {
 				p := probes[s.name][n]
 				for _, call := range calls {

@@ -11,6 +11,12 @@
 # rounds of 100k could show +5% that 30 rounds of 30k, compared round by
 # round, did not (README, "The network path"). Take many short rounds.
 #
+# Each run waits until the other servers are quiet (lib.sh's wait_quiet):
+# without it, Eddy's flushes and compactions after its own run landed in
+# the next server's, and under XADD -P 16 the build listed second won
+# 1.15-1.27x against a copy of itself. Even so, compare two builds over
+# several invocations with their order swapped.
+#
 # Usage: bench/abtest.sh BIN BIN [BIN...] -- redis-benchmark arguments
 #   e.g. bench/abtest.sh /tmp/eddy-base bin/eddy -- XADD s '*' f v
 # The word redis in place of a BIN is a real redis-server, with its AOF

@@ -14,8 +14,8 @@
 # Each run waits until the other servers are quiet (lib.sh's wait_quiet):
 # without it, Eddy's flushes and compactions after its own run landed in
 # the next server's, and under XADD -P 16 the build listed second won
-# 1.15-1.27x against a copy of itself. Even so, compare two builds over
-# several invocations with their order swapped.
+# 1.15-1.27x against a copy of itself. Even so, take several runs (RUNS),
+# each with the builds in another order.
 #
 # Usage: bench/abtest.sh BIN BIN [BIN...] -- redis-benchmark arguments
 #   e.g. bench/abtest.sh /tmp/eddy-base bin/eddy -- XADD s '*' f v
@@ -23,10 +23,13 @@
 # synced as FSYNC says (as make bench starts it): bench/abtest.sh redis
 # bin/eddy -- ... gives Eddy/Redis round by round.
 # Environment: ROUNDS (30), REQUESTS (30000 per round), CLIENTS (50),
-# FSYNC (everysec; always for appendfsync always on every server).
+# FSYNC (everysec; always for appendfsync always on every server), RUNS
+# (1): RUNS runs of ROUNDS rounds each, every run on fresh servers and
+# with the order of the builds rotated, their rounds pooled (README's
+# "Where the rows stand": RUNS=6 ROUNDS=4 REQUESTS=100000).
 set -euo pipefail
 set -f
-rounds=${ROUNDS:-30} n=${REQUESTS:-30000} clients=${CLIENTS:-50} fsync=${FSYNC:-everysec}
+rounds=${ROUNDS:-30} runs=${RUNS:-1} n=${REQUESTS:-30000} clients=${CLIENTS:-50} fsync=${FSYNC:-everysec}
 bins=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
 	bins+=("$1")
@@ -49,37 +52,45 @@ trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-ports=()
-for i in "${!bins[@]}"; do
-	p=$(free_port)
-	if [ "${bins[$i]}" = redis ]; then
-		mkdir -p "$work/$i"
-		start_redis "$p" "$work/$i" "$fsync" "$work/$i.log"
-	else
-		"${bins[$i]}" server --port "$p" --dir "$work/$i" --nats-port -1 --appendfsync "$fsync" >"$work/$i.log" 2>&1 &
-	fi
-	pids+=($!)
-	ports+=("$p")
-done
-for p in "${ports[@]}"; do wait_ping "$p"; done
-
-# One line per round and build: round, build index, rps, p99 ms.
 k=${#bins[@]}
-for ((r = 0; r < rounds; r++)); do
+# One line per round and build in $work/rounds: run*rounds+round, build
+# index, rps, p99 ms. Each run starts fresh servers, in an order rotated
+# from the run before (run r starts build r%k first and runs it first in
+# its first round), and stops them at its end.
+for ((run = 0; run < runs; run++)); do
+	pids=() ports=()
 	for ((j = 0; j < k; j++)); do
-		i=$(((j + r) % k))
-		others=()
-		for ((o = 0; o < k; o++)); do [ $o = $i ] || others+=("${pids[$o]}"); done
-		wait_quiet "${others[@]}"
-		bench_rps "${ports[$i]}" "$clients" "$n" "${load[@]}" |
-			awk -v r="$r" -v i="$i" '{print r, i, $1, $2}' >>"$work/rounds"
+		i=$(((j + run) % k))
+		p=$(free_port)
+		mkdir -p "$work/$run.$i"
+		if [ "${bins[$i]}" = redis ]; then
+			start_redis "$p" "$work/$run.$i" "$fsync" "$work/$run.$i.log"
+		else
+			"${bins[$i]}" server --port "$p" --dir "$work/$run.$i" --nats-port -1 --appendfsync "$fsync" >"$work/$run.$i.log" 2>&1 &
+		fi
+		pids[$i]=$!
+		ports[$i]=$p
 	done
+	for p in "${ports[@]}"; do wait_ping "$p"; done
+	for ((r = 0; r < rounds; r++)); do
+		for ((j = 0; j < k; j++)); do
+			i=$(((j + r + run) % k))
+			others=()
+			for ((o = 0; o < k; o++)); do [ $o = $i ] || others+=("${pids[$o]}"); done
+			wait_quiet "${others[@]}"
+			bench_rps "${ports[$i]}" "$clients" "$n" "${load[@]}" |
+				awk -v r="$((run * rounds + r))" -v i="$i" '{print r, i, $1, $2}' >>"$work/rounds"
+		done
+	done
+	kill "${pids[@]}" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$work"/"$run".*
 done
 
-echo "load: ${load[*]}  ($rounds rounds of $n, $clients clients, appendfsync $fsync)"
+echo "load: ${load[*]}  ($runs run(s) of $rounds rounds of $n, $clients clients, appendfsync $fsync)"
 # Each build's median rps over its rounds (lib.sh's median).
 meds=$(for ((i = 0; i < k; i++)); do awk -v i="$i" '$2 == i && $3 > 0 {print $3}' "$work/rounds" | median; done | paste -sd' ')
-awk -v k="$k" -v meds="$meds" '
+awk -v k="$k" -v meds="$meds" -v per="$rounds" -v runs="$runs" '
 	{ rps[$1, $2] = $3; p99[$1, $2] = $4; if ($1 + 1 > nr) nr = $1 + 1 }
 	END {
 		split(meds, m, " ")
@@ -90,10 +101,17 @@ awk -v k="$k" -v meds="$meds" '
 				n++
 				lr += log(rps[r, i] / rps[r, 0]); lp += log(p99[r, i] / p99[r, 0])
 				if (rps[r, i] > rps[r, 0]) wins++
+				rn = int(r / per); pr[rn] += log(rps[r, i] / rps[r, 0]); pn[rn]++
 			}
 			med = m[i + 1]
 			if (i == 0) printf "build 0: median %.0f rps (the base)\n", med
 			else printf "build %d: median %.0f rps; against build 0, round by round: rps x%.3f (won %d of %d), p99 x%.3f\n", i, med, exp(lr / n), wins, n, exp(lp / n)
+			if (i > 0 && runs > 1) {
+				line = ""
+				for (rn = 0; rn < runs; rn++) if (pn[rn] > 0) line = line sprintf(" %.3f", exp(pr[rn] / pn[rn]))
+				printf "  per run:%s\n", line
+			}
+			delete pr; delete pn
 		}
 	}' "$work/rounds"
 for i in "${!bins[@]}"; do echo "build $i: ${bins[$i]}"; done

@@ -3,6 +3,9 @@ package quiet
 import (
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -68,4 +71,61 @@ func TestLocalPIDOnlyLoopback(t *testing.T) {
 			t.Errorf("LocalPID(%q) = %d, want 0", a, pid)
 		}
 	}
+}
+
+// spinner starts a process that burns a CPU for a fixed amount of work,
+// then creates the file done and sleeps: quiet from then on.
+func spinner(t *testing.T) (cmd *exec.Cmd, done string) {
+	t.Helper()
+	done = filepath.Join(t.TempDir(), "done")
+	cmd = exec.Command("bash", "-c", `for ((i = 0; i < 300000; i++)); do :; done; : >"$1"; exec sleep 60`, "bash", done)
+	if err := cmd.Start(); err != nil {
+		t.Skip("no bash:", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, done
+}
+
+// checkWaited fails unless the spinner had finished its work when the
+// wait returned, and burns no more after.
+func checkWaited(t *testing.T, pid int, done string) {
+	t.Helper()
+	at, err := CPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(done); err != nil {
+		t.Fatalf("returned after %v of the spinner's CPU, before its work was done", at)
+	}
+	after, err := CPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-at > Budget {
+		t.Fatalf("the spinner still burned %v after the wait", after-at)
+	}
+}
+
+func TestWaitReturnsOnceQuiet(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc")
+	}
+	cmd, done := spinner(t)
+	if err := Wait(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	checkWaited(t, cmd.Process.Pid, done)
+}
+
+// The shell scripts' wait_quiet (bench/lib.sh) does the same.
+func TestShellWaitQuiet(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc")
+	}
+	cmd, done := spinner(t)
+	out, err := exec.Command("bash", "-c", `. ../../lib.sh && wait_quiet "$1"`, "bash", strconv.Itoa(cmd.Process.Pid)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wait_quiet: %v: %s", err, out)
+	}
+	checkWaited(t, cmd.Process.Pid, done)
 }

@@ -48,7 +48,7 @@ done
 
 work=$(mktemp -d)
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -84,6 +84,7 @@ for ((run = 0; run < runs; run++)); do
 	done
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null || true
+	pids=()
 	rm -rf "$work"/"$run".*
 done
 

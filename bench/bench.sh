@@ -23,7 +23,9 @@
 # NATS_MESSAGES (10000) and NATS_REQUESTS (20000); for replication (bench/replbench,
 # its own primary and replica) REPL (1; 0 skips it), REPL_RATES ("10000 0": XADD/s,
 # 0 = unpaced), REPL_SECONDS (10) and REPL_ENTRIES (1000000, for the full sync;
-# not ENTRIES, which is the big stream's). QUICK=1 makes every default small (a
+# not ENTRIES, which is the big stream's); for the many-run figures of the
+# rows whose targets sit near 1.0 (bench/abtest.sh) MANY_RUNS (6; 0 skips
+# them). QUICK=1 makes every default small (a
 # run in about a minute) to check the script works; its figures mean little.
 set -euo pipefail
 trap 'echo "bench: line $LINENO failed: $BASH_COMMAND" >&2' ERR
@@ -35,6 +37,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	WAKE_REPEATS=${WAKE_REPEATS:-5} ENTRIES=${ENTRIES:-200000} WRITE_MB=${WRITE_MB:-5} RANGE_ROUNDS=${RANGE_ROUNDS:-1}
 	NATS_MESSAGES=${NATS_MESSAGES:-1000} NATS_REQUESTS=${NATS_REQUESTS:-2000}
 	REPL_SECONDS=${REPL_SECONDS:-2} REPL_ENTRIES=${REPL_ENTRIES:-100000}
+	MANY_RUNS=${MANY_RUNS:-2}
 fi
 ROUNDS=${ROUNDS:-5}
 REQUESTS=${REQUESTS:-100000}
@@ -53,6 +56,7 @@ REPL=${REPL:-1}
 REPL_RATES=${REPL_RATES:-"10000 0"}
 REPL_SECONDS=${REPL_SECONDS:-10}
 REPL_ENTRIES=${REPL_ENTRIES:-1000000}
+MANY_RUNS=${MANY_RUNS:-6}
 BIG=${BIG:-1}
 ENTRIES=${ENTRIES:-10000000}
 WRITE_MB=${WRITE_MB:-100}
@@ -195,6 +199,44 @@ for l in "${loads[@]}"; do
 		"$name" "$mode" "$rm" "$em" "$ratio" "$pr" "$rp" "$ep" "$p99x" "$(rounds_json "${r[@]}")" "$(rounds_json "${e[@]}")" >>"$json"
 done
 fsync everysec
+echo "]" >>"$json"
+
+# Many runs: the rows whose targets sit at 1.0 or near it, again through
+# bench/abtest.sh: MANY_RUNS runs on fresh servers, the order swapped each
+# run, the geometric mean of every round's Eddy/Redis ratio. The five
+# rounds above, on one pair of servers, swing by 20% on a shared 2-CPU
+# machine; these are the figures to read (README, "Where the rows stand").
+# Each: name, appendfsync, rounds a run, requests a round, load.
+many=(
+	"XADD|everysec|6|30000|XADD bench:m * f v"
+	"XADD -P 16|everysec|4|100000|-P 16 XADD bench:m * f v"
+	"XADD always|always|6|30000|XADD bench:m * f v"
+	"XADD always -P 16|always|4|100000|-P 16 XADD bench:m * f v"
+)
+printf ',"many_runs":[' >>"$json"
+if [ "$MANY_RUNS" -gt 0 ]; then
+	echo
+	echo "Eddy/Redis over $MANY_RUNS runs on fresh servers, the order swapped each run (bench/abtest.sh)"
+	printf '%-18s %-14s %8s %10s %8s  %s\n' load runs_x_rounds ratio won p99x per_run
+	first=1
+	for m in "${many[@]}"; do
+		IFS='|' read -r name mode mrounds mreq margs <<<"$m"
+		if [ "${QUICK:-0}" = 1 ]; then mrounds=1 mreq=$REQUESTS; fi
+		read -r -a args <<<"$margs"
+		out=$(FSYNC=$mode RUNS=$MANY_RUNS ROUNDS=$mrounds REQUESTS=$mreq CLIENTS=$CLIENTS \
+			bash bench/abtest.sh redis "$EDDY" -- "${args[@]}")
+		# "build 1: median N rps; against build 0, round by round: rps xR (won W of T), p99 xP"
+		ratio= won= of= p99x=
+		read -r ratio won of p99x < <(sed -n 's/^build 1: .* rps x\([0-9.]*\) (won \([0-9]*\) of \([0-9]*\)), p99 x\([0-9.]*\).*/\1 \2 \3 \4/p' <<<"$out") || true
+		perrun=$(sed -n 's/^  per run: *//p' <<<"$out")
+		printf '%-18s %-14s %8s %10s %8s  %s\n' "$name" "${MANY_RUNS}x${mrounds}x${mreq}" "${ratio:-?}" "${won:-?}/${of:-?}" "${p99x:-?}" "$perrun"
+		[ $first = 1 ] || printf ',' >>"$json"
+		first=0
+		printf '{"load":"%s","appendfsync":"%s","runs":%s,"rounds":%s,"requests":%s,"ratio":%s,"rounds_won":%s,"rounds_total":%s,"p99_ratio":%s,"per_run":[%s]}' \
+			"$name" "$mode" "$MANY_RUNS" "$mrounds" "$mreq" "${ratio:-null}" "${won:-null}" "${of:-null}" "${p99x:-null}" \
+			"$(tr ' ' '\n' <<<"$perrun" | { grep . || true; } | paste -sd, -)" >>"$json"
+	done
+fi
 echo "]" >>"$json"
 
 "$work/groupbench" -redis "127.0.0.1:$rport" -eddy "127.0.0.1:$eport" -rounds "$ROUNDS" \

@@ -26,10 +26,11 @@
 # FSYNC (everysec; always for appendfsync always on every server), RUNS
 # (1): RUNS runs of ROUNDS rounds each, every run on fresh servers and
 # with the order of the builds rotated, their rounds pooled (README's
-# "Where the rows stand": RUNS=6 ROUNDS=4 REQUESTS=100000).
+# "Where the rows stand": RUNS=6 ROUNDS=4 REQUESTS=100000), WARM (0):
+# pipelined XADDs each server takes before the first round.
 set -euo pipefail
 set -f
-rounds=${ROUNDS:-30} runs=${RUNS:-1} n=${REQUESTS:-30000} clients=${CLIENTS:-50} fsync=${FSYNC:-everysec}
+rounds=${ROUNDS:-30} runs=${RUNS:-1} warm=${WARM:-0} n=${REQUESTS:-30000} clients=${CLIENTS:-50} fsync=${FSYNC:-everysec}
 bins=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
 	bins+=("$1")
@@ -72,6 +73,13 @@ for ((run = 0; run < runs; run++)); do
 		ports[$i]=$p
 	done
 	for p in "${ports[@]}"; do wait_ping "$p"; done
+	if [ "$warm" -gt 0 ]; then
+		# Servers as users run them hold data: a fresh Redis has an empty
+		# AOF, a fresh Eddy a store whose first logs and tables are new.
+		for ((i = 0; i < k; i++)); do
+			redis-benchmark -p "${ports[$i]}" -c "$clients" -n "$warm" -P 16 -q XADD abtest:warm '*' f v >/dev/null 2>&1
+		done
+	fi
 	for ((r = 0; r < rounds; r++)); do
 		for ((j = 0; j < k; j++)); do
 			i=$(((j + r + run) % k))
@@ -88,7 +96,7 @@ for ((run = 0; run < runs; run++)); do
 	rm -rf "$work"/"$run".*
 done
 
-echo "load: ${load[*]}  ($runs run(s) of $rounds rounds of $n, $clients clients, appendfsync $fsync)"
+echo "load: ${load[*]}  ($runs run(s) of $rounds rounds of $n, $clients clients, appendfsync $fsync, $warm XADDs of warm-up)"
 # Each build's median rps over its rounds (lib.sh's median).
 meds=$(for ((i = 0; i < k; i++)); do awk -v i="$i" '$2 == i && $3 > 0 {print $3}' "$work/rounds" | median; done | paste -sd' ')
 awk -v k="$k" -v meds="$meds" -v per="$rounds" -v runs="$runs" '

@@ -25,8 +25,8 @@
 # Environment: ROUNDS (30), REQUESTS (30000 per round), CLIENTS (50),
 # FSYNC (everysec; always for appendfsync always on every server), RUNS
 # (1): RUNS runs of ROUNDS rounds each, every run on fresh servers and
-# with the order of the builds rotated, their rounds pooled (README's
-# "Where the rows stand": RUNS=6 ROUNDS=4 REQUESTS=100000), WARM (0):
+# with the order of the builds rotated, their rounds pooled (as the
+# many runs in make bench: RUNS=6 ROUNDS=4 REQUESTS=100000), WARM (0):
 # pipelined XADDs each server takes before the first round.
 set -euo pipefail
 set -f

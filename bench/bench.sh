@@ -204,8 +204,9 @@ echo "]" >>"$json"
 # Many runs: the rows whose targets sit at 1.0 or near it, again through
 # bench/abtest.sh: MANY_RUNS runs on fresh servers, the order swapped each
 # run, the geometric mean of every round's Eddy/Redis ratio. The five
-# rounds above, on one pair of servers, swing by 20% on a shared 2-CPU
-# machine; these are the figures to read (README, "Where the rows stand").
+# rounds above, on one pair of long-lived servers, swing by 20% on a shared
+# 2-CPU machine; fresh servers give the conservative figure (README,
+# "Latest": Redis is at its best on them).
 # Each: name, appendfsync, rounds a run, requests a round, load.
 many=(
 	"XADD|everysec|6|30000|XADD bench:m * f v"

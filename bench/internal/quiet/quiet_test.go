@@ -73,6 +73,33 @@ func TestLocalPIDOnlyLoopback(t *testing.T) {
 	}
 }
 
+// A server on loopback that reports this process's id: LocalPID asks it
+// (INFO server) and finds the process in /proc.
+func TestLocalPIDAsksTheServer(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 256)
+		c.Read(buf) // the INFO server command, in one segment on loopback
+		info := "# Server\r\nprocess_id:" + strconv.Itoa(os.Getpid()) + "\r\n"
+		c.Write([]byte("$" + strconv.Itoa(len(info)) + "\r\n" + info + "\r\n"))
+	}()
+	if got, want := LocalPID(ln.Addr().String()), os.Getpid(); got != want {
+		t.Fatalf("LocalPID = %d, want %d", got, want)
+	}
+}
+
 // spinner starts a process that burns a CPU for a fixed amount of work,
 // then creates the file done and sleeps: quiet from then on.
 func spinner(t *testing.T) (cmd *exec.Cmd, done string) {

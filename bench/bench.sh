@@ -230,6 +230,9 @@ if [ "$MANY_RUNS" -gt 0 ]; then
 		ratio= won= of= p99x=
 		read -r ratio won of p99x < <(sed -n 's/^build 1: .* rps x\([0-9.]*\) (won \([0-9]*\) of \([0-9]*\)), p99 x\([0-9.]*\).*/\1 \2 \3 \4/p' <<<"$out") || true
 		perrun=$(sed -n 's/^  per run: *//p' <<<"$out")
+		# abtest.sh's wording is the interface: if it changes, say so here
+		# rather than leave a silent "?" in the table and null in the JSON.
+		[ -n "$ratio" ] || echo "bench: could not read bench/abtest.sh's result for $name:" "$out" >&2
 		printf '%-18s %-14s %8s %10s %8s  %s\n' "$name" "${MANY_RUNS}x${mrounds}x${mreq}" "${ratio:-?}" "${won:-?}/${of:-?}" "${p99x:-?}" "$perrun"
 		[ $first = 1 ] || printf ',' >>"$json"
 		first=0

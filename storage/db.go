@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/batchrepr"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -469,127 +468,6 @@ func (db *DB) NewIter(lower, upper []byte) (*Iter, error) {
 		return nil, err
 	}
 	return &Iter{it: it}, nil
-}
-
-// Batch is an atomic group of writes. Reads through a Batch see the batch's
-// own writes over the committed state.
-type Batch struct {
-	db *DB
-	b  *pebble.Batch
-}
-
-// NewBatch returns an empty indexed batch.
-func (db *DB) NewBatch() *Batch {
-	return &Batch{db: db, b: db.pdb.NewIndexedBatch()}
-}
-
-// Set stores value under key.
-func (b *Batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
-
-// Delete removes key.
-func (b *Batch) Delete(key []byte) error { return b.b.Delete(key, nil) }
-
-// SingleDelete removes key, which the caller guarantees was Set at most
-// once since it was last deleted (by Delete, SingleDelete or
-// DeleteRange). Unlike Delete's tombstone, which a compaction carries
-// down until it reaches the bottom level, it vanishes with the Set it
-// meets, usually in the memtable flush: a record written and removed soon
-// after costs no compaction work. Had the key been Set twice, a
-// compaction could drop the newer Set and leave the older one visible
-// again (Pebble's Writer.SingleDelete).
-func (b *Batch) SingleDelete(key []byte) error { return b.b.SingleDelete(key, nil) }
-
-// DeleteRange removes every key in [lower, upper).
-func (b *Batch) DeleteRange(lower, upper []byte) error { return b.b.DeleteRange(lower, upper, nil) }
-
-// Get reads key through the batch.
-func (b *Batch) Get(key []byte) ([]byte, bool, error) { return get(b.b, key) }
-
-// NewIter iterates [lower, upper) through the batch.
-func (b *Batch) NewIter(lower, upper []byte) (*Iter, error) {
-	it, err := b.b.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return nil, err
-	}
-	return &Iter{it: it}, nil
-}
-
-// Empty reports whether the batch holds no writes.
-func (b *Batch) Empty() bool { return b.b.Empty() }
-
-// Len is the size of the batch in bytes.
-func (b *Batch) Len() int { return b.b.Len() }
-
-// Count is the number of writes in the batch.
-func (b *Batch) Count() uint32 { return b.b.Count() }
-
-// Mark is a point in a batch's writes that RollbackTo can return to.
-// Two marks of one batch are equal when no write came between them.
-type Mark struct {
-	size  int    // bytes of the batch's representation
-	count uint32 // writes
-}
-
-// Mark returns the batch's current point.
-func (b *Batch) Mark() Mark { return Mark{size: b.b.Len(), count: b.b.Count()} }
-
-// Before reports whether m is an earlier point of the batch than o.
-func (m Mark) Before(o Mark) bool { return m.size < o.size }
-
-// RollbackTo discards every write made after m, a mark of this batch.
-// Iterators opened on the batch must be closed first. An indexed Pebble
-// batch cannot be truncated, so the writes before m are copied into a
-// new one: the cost is that of the batch so far, paid only when there is
-// something to discard.
-func (b *Batch) RollbackTo(m Mark) error {
-	if b.Mark() == m {
-		return nil
-	}
-	nb := b.db.pdb.NewIndexedBatch()
-	if m.count > 0 {
-		repr := append([]byte(nil), b.b.Repr()[:m.size]...)
-		batchrepr.SetCount(repr, m.count)
-		prefix := b.db.pdb.NewBatch()
-		err := prefix.SetRepr(repr)
-		if err == nil {
-			err = nb.Apply(prefix, nil)
-		}
-		prefix.Close()
-		if err != nil {
-			nb.Close()
-			return err
-		}
-	}
-	b.b.Close()
-	b.b = nb
-	return nil
-}
-
-// Close releases the batch without committing it.
-func (b *Batch) Close() error { return b.b.Close() }
-
-// Commit applies the batch and makes it durable as the sync mode says:
-// with SyncAlways it returns only once the batch is on disk. The batch is
-// released either way.
-func (b *Batch) Commit() error {
-	defer b.b.Close()
-	if b.b.Empty() {
-		return nil
-	}
-	if err := b.db.apply(b.b); err != nil {
-		return err
-	}
-	return b.db.afterApply(1)
-}
-
-// Apply applies the batch without waiting for durability; the caller must
-// call WaitDurable before acknowledging the write. It lets a caller release
-// its locks between the two steps so that concurrent writers share a sync.
-func (b *Batch) Apply() error {
-	if b.b.Empty() {
-		return nil
-	}
-	return b.db.apply(b.b)
 }
 
 // apply applies b to the committed state without syncing. Every batch

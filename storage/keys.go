@@ -597,6 +597,12 @@ func DecodeConsumerKey(k []byte) (group, consumer []byte, err error) {
 	return group, consumer, nil
 }
 
+// entryKey reports whether k is a stream entry's key.
+func entryKey(k []byte) bool {
+	_, rest, ok := splitDataKey(k)
+	return ok && len(rest) == 8+1+16 && Kind(rest[8]) == KindEntry
+}
+
 // pointRecord reports whether k is a record the store's Bloom filters
 // cover (filter.go): a metadata record, or a stream's node, group,
 // consumer or field-set record. These are few per stream and read with

@@ -22,8 +22,16 @@ var ErrBadRepr = errors.New("storage: malformed batch representation")
 
 // Repr returns the batch's representation: its header and records as
 // Pebble would write them to its WAL. It aliases the batch's buffer, so it
-// is valid only until the batch is closed or written again.
-func (b *Batch) Repr() []byte { return b.b.Repr() }
+// is valid only until the batch is closed or written again. It seals the
+// batch (batch.go): only Apply, Commit or Close may follow.
+func (b *Batch) Repr() []byte {
+	if err := b.seal(); err != nil {
+		// The appends are records this batch wrote: they cannot be
+		// malformed.
+		panic("storage: sealing a batch: " + err.Error())
+	}
+	return b.b.Repr()
+}
 
 // ApplyRepr applies the batch representation repr atomically, and in the
 // same batch sets the replication state to state (nil leaves it). It waits

@@ -262,6 +262,14 @@ func (b *txBatch) Set(key, value []byte) error {
 	return b.Batch.Set(key, value)
 }
 
+// SetAppend stores value under key as Set does, leaving it out of the
+// batch's index until the transaction reads where it lies (storage's
+// Batch.SetAppend): for a new entry.
+func (b *txBatch) SetAppend(key, value []byte) error {
+	b.void(key)
+	return b.Batch.SetAppend(key, value)
+}
+
 // Delete removes key, voiding a deferred write of key.
 func (b *txBatch) Delete(key []byte) error {
 	b.void(key)

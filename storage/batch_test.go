@@ -68,6 +68,9 @@ func TestBatchAppendsMatchSets(t *testing.T) {
 				}
 			}
 			app, set := dbs[0].NewBatch(), dbs[1].NewBatch()
+			if seed%2 == 1 {
+				app.indexed = indexedAppends // every append kept apart
+			}
 			type marks struct{ app, set Mark }
 			var stack []marks
 			lo, hi := AllData()
@@ -156,6 +159,7 @@ func TestBatchAppendsStayOutOfIndex(t *testing.T) {
 	db := openMem(t)
 	b := db.NewBatch()
 	defer b.Close()
+	b.indexed = indexedAppends // every append kept apart
 	s := []byte("s")
 	for i := range uint64(10) {
 		if err := b.SetAppend(AppendEntryKey(nil, 0, s, 1, 5, i), []byte("x")); err != nil {
@@ -179,5 +183,17 @@ func TestBatchAppendsStayOutOfIndex(t *testing.T) {
 	}
 	if b.unmerged || b.b.Count() != 30 {
 		t.Fatalf("a read of an appended entry left it out of the index (unmerged %v, indexed %d)", b.unmerged, b.b.Count())
+	}
+
+	// A new batch indexes its first appends.
+	b2 := db.NewBatch()
+	defer b2.Close()
+	for i := range uint64(indexedAppends + 2) {
+		if err := b2.SetAppend(AppendEntryKey(nil, 0, s, 1, 6, i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b2.b.Count() != indexedAppends || b2.Count() != indexedAppends+2 {
+		t.Fatalf("%d of %d appends indexed, want the first %d", b2.b.Count(), b2.Count(), indexedAppends)
 	}
 }

@@ -12,7 +12,10 @@
 // With appendfsync always the log's writes are raw system calls, and
 // its syncs too unless goroutines wait for a scheduler slot (logfs.go).
 // A batch can be rolled back to a Mark,
-// so that one batch can carry several writers' work. An IterCache
+// so that one batch can carry several writers' work. A stream's new
+// entries go in with SetAppend, which keeps all but a transaction's first
+// few out of the batch's index until something reads or writes where
+// they lie (batch.go). An IterCache
 // (itercache.go) lends one goroutine the same iterator over the committed
 // state for as long as no batch is applied: every batch goes through
 // DB.apply, which counts them.

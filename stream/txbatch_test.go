@@ -231,3 +231,131 @@ func TestDeferredIndexAfterRollback(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupAppendsAgreeWithSingleCommands runs random XADDs (past the
+// batch's first indexed appends, so that most stay out of its index),
+// reads, deletions, trims and rolled-back commands in one transaction,
+// each behind its savepoint as a group commit runs them, and the same
+// commands one transaction each: every read and the committed streams
+// must agree.
+func TestGroupAppendsAgreeWithSingleCommands(t *testing.T) {
+	for seed := range uint64(40) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			group, single := openTestEngine(t, Options{}), openTestEngine(t, Options{})
+			keys := [][]byte{[]byte("a"), []byte("b")}
+			var ids []ID
+			type result struct {
+				entries []Entry
+				n       int64
+			}
+			// step runs one command on tx; rollback undoes it after.
+			type step struct {
+				run      func(tx *Tx) (result, error)
+				rollback bool
+			}
+			var steps []step
+			for i := range 120 {
+				key := keys[rng.IntN(len(keys))]
+				switch op := rng.IntN(10); {
+				case op < 6:
+					id := ID{Ms: uint64(i + 1)}
+					a := XAddArgs{ID: id, Fields: fv("f", fmt.Sprint(i))}
+					if rng.IntN(8) == 0 {
+						a.Trim = Trim{Strategy: TrimMaxLen, MaxLen: int64(rng.IntN(20))}
+					}
+					rollback := rng.IntN(10) == 0
+					if !rollback {
+						ids = append(ids, id)
+					}
+					steps = append(steps, step{run: func(tx *Tx) (result, error) {
+						_, _, err := tx.XAdd(0, key, &a)
+						return result{}, err
+					}, rollback: rollback})
+				case op < 8:
+					rev := rng.IntN(2) == 0
+					count := int64(rng.IntN(30)) - 1 // -1: all
+					steps = append(steps, step{run: func(tx *Tx) (result, error) {
+						es, err := tx.XRange(0, key, ID{}, MaxID, count, rev)
+						if err != nil {
+							return result{}, err
+						}
+						n, err := tx.XLen(0, key)
+						return result{entries: es, n: n}, err
+					}})
+				case op < 9:
+					if len(ids) == 0 {
+						continue
+					}
+					del := []ID{ids[rng.IntN(len(ids))]}
+					steps = append(steps, step{run: func(tx *Tx) (result, error) {
+						n, err := tx.XDel(0, key, del)
+						return result{n: n}, err
+					}})
+				default:
+					maxLen := int64(rng.IntN(40))
+					steps = append(steps, step{run: func(tx *Tx) (result, error) {
+						n, err := tx.XTrim(0, key, Trim{Strategy: TrimMaxLen, MaxLen: maxLen})
+						return result{n: n}, err
+					}})
+				}
+			}
+			var inGroup []result
+			if err := group.Update(func(tx *Tx) error {
+				for _, s := range steps {
+					sp := tx.Savepoint()
+					r, err := s.run(tx)
+					if err != nil {
+						return err
+					}
+					if s.rollback {
+						if err := tx.RollbackTo(sp); err != nil {
+							return err
+						}
+						continue
+					}
+					inGroup = append(inGroup, r)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var alone []result
+			for _, s := range steps {
+				if s.rollback {
+					continue
+				}
+				if err := single.Update(func(tx *Tx) error {
+					r, err := s.run(tx)
+					alone = append(alone, r)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range alone {
+				if fmt.Sprint(inGroup[i]) != fmt.Sprint(alone[i]) {
+					t.Fatalf("command %d: %v in one group, %v alone", i, inGroup[i], alone[i])
+				}
+			}
+			for _, key := range keys {
+				var got, want []Entry
+				if err := group.View(func(tx *Tx) (err error) {
+					got, err = tx.XRange(0, key, ID{}, MaxID, -1, false)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if err := single.View(func(tx *Tx) (err error) {
+					want, err = tx.XRange(0, key, ID{}, MaxID, -1, false)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("stream %s committed\n%v in one group\n%v alone", key, got, want)
+				}
+			}
+		})
+	}
+}

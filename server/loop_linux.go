@@ -518,7 +518,8 @@ func (l *eventLoop) serveReady() {
 // share, which may be more, always goes in): a read behind a group waits
 // for all of it. bench/bigbench at 10M entries, XRANGE of the oldest 100
 // under 100 MB of writes: p99 4.1 ms with 128, 5.8 ms with 256 (Redis
-// 3.7–4.1), and XADD -P 16 the same (228k, 229k a second). With
+// 3.7–4.1), and XADD -P 16 the same (228k, 229k a second; 1024 did
+// 1.003 of 128 with p99 1.18x, bench/abtest.sh RUNS=8). With
 // appendfsync always each group is a sync, which 128 would make twice as
 // many of (XADD -P 16 always: 119k against 156k), so the bound is then
 // groupMaxSynced: a read waits for the sync anyway.

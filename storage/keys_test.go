@@ -411,3 +411,31 @@ func TestPointRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryKey: only a stream entry's key is one (Batch.SetAppend keeps
+// only those out of the batch's index).
+func TestEntryKey(t *testing.T) {
+	s := []byte("s")
+	entry := AppendEntryKey(nil, 0, s, 3, 10, 2)
+	for _, c := range []struct {
+		name string
+		key  []byte
+		want bool
+	}{
+		{"entry", entry, true},
+		{"entry of a long name", AppendEntryKey(nil, 5, bytes.Repeat([]byte("k"), 300), 1, 1, 1), true},
+		{"entry cut short", entry[:len(entry)-1], false},
+		{"entry with more after", append(slices.Clone(entry), 0), false},
+		{"node", AppendNodeKey(nil, 0, s, 3, 10, 2), false},
+		{"metadata", AppendMetaKey(nil, 0, s), false},
+		{"seq index", AppendSeqIndexKey(nil, 0, s, 3, 7), false},
+		{"PEL", AppendPELKey(nil, 0, s, 3, []byte("g"), 10, 2), false},
+		{"group", AppendGroupKey(nil, 0, s, 3, []byte("g")), false},
+		{"store record", KeyCountsKey(0), false},
+		{"empty", nil, false},
+	} {
+		if got := entryKey(c.key); got != c.want {
+			t.Errorf("%s: entryKey = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

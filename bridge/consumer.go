@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-streams/eddy/stream"
@@ -71,6 +72,10 @@ type consumers struct {
 	byStream map[string]map[string]*consumer // guarded by mu: stream, name
 	closed   bool                            // guarded by mu
 	wg       sync.WaitGroup
+	// streams is len(byStream), written under mu: appended reads it
+	// without the lock, and with no consumer (the usual case) every
+	// XADD's call costs one atomic load.
+	streams atomic.Int32
 }
 
 func newConsumers(store Store, pub publisher, log *slog.Logger) *consumers {
@@ -83,6 +88,9 @@ func newConsumers(store Store, pub publisher, log *slog.Logger) *consumers {
 // appended wakes the consumers of stream key; it runs on the engine's
 // commit path, so it only signals.
 func (r *consumers) appended(key []byte) {
+	if r.streams.Load() == 0 {
+		return
+	}
 	r.mu.Lock()
 	for _, c := range r.byStream[string(key)] {
 		c.signal()
@@ -102,6 +110,7 @@ func (r *consumers) add(c *consumer) bool {
 	if cs == nil {
 		cs = make(map[string]*consumer)
 		r.byStream[c.stream] = cs
+		r.streams.Store(int32(len(r.byStream)))
 	}
 	cs[c.name] = c
 	r.wg.Add(1)
@@ -123,6 +132,7 @@ func (r *consumers) remove(c *consumer) {
 		delete(cs, c.name)
 		if len(cs) == 0 {
 			delete(r.byStream, c.stream)
+			r.streams.Store(int32(len(r.byStream)))
 		}
 	}
 }

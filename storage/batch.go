@@ -31,12 +31,11 @@ type Batch struct {
 	db *DB
 	b  *pebble.Batch
 
-	appends  *pebble.Batch // nil until indexedAppends appends were indexed
-	indexed  int           // appends indexed as Sets, up to indexedAppends
-	merged   int           // bytes of appends' records (after the header) copied into b
-	mergedN  uint32        // how many records those are
-	lo, hi   []byte        // smallest and largest key of the appends not merged
-	unmerged bool          // whether appends holds records not merged
+	appends *pebble.Batch // nil until indexedAppends appends were indexed
+	indexed int           // appends indexed as Sets, up to indexedAppends
+	merged  int           // bytes of appends' records (after the header) copied into b
+	mergedN uint32        // how many records those are
+	lo, hi  []byte        // smallest and largest key of the appends not merged
 	// Room for lo and hi: a Batch is made per transaction, and an entry
 	// key is 32 bytes and the stream's name.
 	loBuf, hiBuf [96]byte
@@ -72,17 +71,22 @@ func (b *Batch) SetAppend(key, value []byte) error {
 	if err := b.appends.Set(key, value, nil); err != nil {
 		return err
 	}
-	b.noteAppend(key)
+	b.noteAppend(key, b.appends.Count()-b.mergedN == 1)
 	return nil
 }
 
-// noteAppend widens lo and hi to key, an append not merged.
-func (b *Batch) noteAppend(key []byte) {
+// unmerged reports whether appends holds records not merged.
+func (b *Batch) unmerged() bool {
+	return b.appends != nil && b.appends.Count() > b.mergedN
+}
+
+// noteAppend widens lo and hi to key, an append not merged, the first
+// one if first.
+func (b *Batch) noteAppend(key []byte, first bool) {
 	switch {
-	case !b.unmerged:
+	case first:
 		b.lo = append(b.loBuf[:0], key...)
 		b.hi = append(b.hiBuf[:0], key...)
-		b.unmerged = true
 	case bytes.Compare(key, b.hi) > 0:
 		b.hi = append(b.hi[:0], key...)
 	case bytes.Compare(key, b.lo) < 0:
@@ -94,73 +98,80 @@ func (b *Batch) noteAppend(key []byte) {
 // only entry keys are appended, so a stream's other records, which sort
 // among its entries or between two streams' entries, never merge them.
 func (b *Batch) pointTouches(key []byte) bool {
-	return b.unmerged && bytes.Compare(key, b.lo) >= 0 && bytes.Compare(key, b.hi) <= 0 && entryKey(key)
+	return b.unmerged() && bytes.Compare(key, b.lo) >= 0 && bytes.Compare(key, b.hi) <= 0 && entryKey(key)
 }
 
 // rangeTouches reports whether [lower, upper) may hold appends not
 // merged; nil bounds are open.
 func (b *Batch) rangeTouches(lower, upper []byte) bool {
-	return b.unmerged && (upper == nil || bytes.Compare(b.lo, upper) < 0) &&
+	return b.unmerged() && (upper == nil || bytes.Compare(b.lo, upper) < 0) &&
 		(lower == nil || bytes.Compare(b.hi, lower) >= 0)
 }
 
-// unmergedRepr returns the appends not merged as a batch of their own,
-// and whether the caller must close it (it is a copy).
-func (b *Batch) unmergedRepr() (*pebble.Batch, bool, error) {
-	if b.merged == 0 {
-		return b.appends, false, nil
+// mergeIf merges the appends not merged if touches, so that what comes
+// next reads them, or is ordered after them.
+func (b *Batch) mergeIf(touches bool) error {
+	if !touches {
+		return nil
 	}
-	repr := b.appends.Repr()
+	return b.merge()
+}
+
+// applyUnmerged copies the appends not merged into dst, after what it
+// holds.
+func (b *Batch) applyUnmerged(dst *pebble.Batch) error {
+	if b.merged == 0 {
+		return dst.Apply(b.appends, nil)
+	}
+	tail, err := b.db.batchOf(b.appends.Repr()[batchrepr.HeaderLen+b.merged:], b.appends.Count()-b.mergedN)
+	if err != nil {
+		return err
+	}
+	defer tail.Close()
+	return dst.Apply(tail, nil)
+}
+
+// batchOf returns a new unindexed batch holding a copy of records, count
+// records of a batch representation (without its header).
+func (db *DB) batchOf(records []byte, count uint32) (*pebble.Batch, error) {
 	// SetRepr keeps the slice, and the batch may reuse it once closed:
 	// a copy of its own.
-	buf := make([]byte, batchrepr.HeaderLen, batchrepr.HeaderLen+len(repr)-batchrepr.HeaderLen-b.merged)
-	buf = append(buf, repr[batchrepr.HeaderLen+b.merged:]...)
-	batchrepr.SetCount(buf, b.appends.Count()-b.mergedN)
-	tail := b.db.pdb.NewBatch()
-	if err := tail.SetRepr(buf); err != nil {
-		tail.Close()
-		return nil, false, err
+	buf := make([]byte, batchrepr.HeaderLen, batchrepr.HeaderLen+len(records))
+	buf = append(buf, records...)
+	batchrepr.SetCount(buf, count)
+	nb := db.pdb.NewBatch()
+	if err := nb.SetRepr(buf); err != nil {
+		nb.Close()
+		return nil, err
 	}
-	return tail, true, nil
+	return nb, nil
 }
 
 // merge copies the appends not merged into the indexed batch.
 func (b *Batch) merge() error {
-	if !b.unmerged {
+	if !b.unmerged() {
 		return nil
 	}
-	tail, owned, err := b.unmergedRepr()
-	if err == nil {
-		err = b.b.Apply(tail, nil)
-	}
-	if owned {
-		tail.Close()
-	}
-	if err != nil {
+	if err := b.applyUnmerged(b.b); err != nil {
 		return err
 	}
 	b.merged = len(b.appends.Repr()) - batchrepr.HeaderLen
 	b.mergedN = b.appends.Count()
-	b.unmerged = false
 	return nil
 }
 
 // Set stores value under key.
 func (b *Batch) Set(key, value []byte) error {
-	if b.pointTouches(key) {
-		if err := b.merge(); err != nil {
-			return err
-		}
+	if err := b.mergeIf(b.pointTouches(key)); err != nil {
+		return err
 	}
 	return b.b.Set(key, value, nil)
 }
 
 // Delete removes key.
 func (b *Batch) Delete(key []byte) error {
-	if b.pointTouches(key) {
-		if err := b.merge(); err != nil {
-			return err
-		}
+	if err := b.mergeIf(b.pointTouches(key)); err != nil {
+		return err
 	}
 	return b.b.Delete(key, nil)
 }
@@ -174,40 +185,32 @@ func (b *Batch) Delete(key []byte) error {
 // compaction could drop the newer Set and leave the older one visible
 // again (Pebble's Writer.SingleDelete).
 func (b *Batch) SingleDelete(key []byte) error {
-	if b.pointTouches(key) {
-		if err := b.merge(); err != nil {
-			return err
-		}
+	if err := b.mergeIf(b.pointTouches(key)); err != nil {
+		return err
 	}
 	return b.b.SingleDelete(key, nil)
 }
 
 // DeleteRange removes every key in [lower, upper).
 func (b *Batch) DeleteRange(lower, upper []byte) error {
-	if b.rangeTouches(lower, upper) {
-		if err := b.merge(); err != nil {
-			return err
-		}
+	if err := b.mergeIf(b.rangeTouches(lower, upper)); err != nil {
+		return err
 	}
 	return b.b.DeleteRange(lower, upper, nil)
 }
 
 // Get reads key through the batch.
 func (b *Batch) Get(key []byte) ([]byte, bool, error) {
-	if b.pointTouches(key) {
-		if err := b.merge(); err != nil {
-			return nil, false, err
-		}
+	if err := b.mergeIf(b.pointTouches(key)); err != nil {
+		return nil, false, err
 	}
 	return get(b.b, key)
 }
 
 // NewIter iterates [lower, upper) through the batch.
 func (b *Batch) NewIter(lower, upper []byte) (*Iter, error) {
-	if b.rangeTouches(lower, upper) {
-		if err := b.merge(); err != nil {
-			return nil, err
-		}
+	if err := b.mergeIf(b.rangeTouches(lower, upper)); err != nil {
+		return nil, err
 	}
 	it, err := b.b.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
@@ -219,14 +222,14 @@ func (b *Batch) NewIter(lower, upper []byte) (*Iter, error) {
 // unmergedLen is the size of the appends not merged, in bytes of
 // records.
 func (b *Batch) unmergedLen() int {
-	if !b.unmerged {
+	if !b.unmerged() {
 		return 0
 	}
 	return len(b.appends.Repr()) - batchrepr.HeaderLen - b.merged
 }
 
 // Empty reports whether the batch holds no writes.
-func (b *Batch) Empty() bool { return b.b.Empty() && !b.unmerged }
+func (b *Batch) Empty() bool { return b.b.Empty() && !b.unmerged() }
 
 // Len is the size of the batch in bytes.
 func (b *Batch) Len() int { return b.b.Len() + b.unmergedLen() }
@@ -234,7 +237,7 @@ func (b *Batch) Len() int { return b.b.Len() + b.unmergedLen() }
 // Count is the number of writes in the batch.
 func (b *Batch) Count() uint32 {
 	n := b.b.Count()
-	if b.unmerged {
+	if b.unmerged() {
 		n += b.appends.Count() - b.mergedN
 	}
 	return n
@@ -298,27 +301,18 @@ func (b *Batch) RollbackTo(m Mark) error {
 // prefix returns a new batch holding the first count records (size
 // bytes of representation) of pb, indexed or not.
 func (b *Batch) prefix(pb *pebble.Batch, size int, count uint32, indexed bool) (*pebble.Batch, error) {
-	nb := b.db.pdb.NewBatch()
-	if indexed {
-		nb = b.db.pdb.NewIndexedBatch()
-	}
 	if count == 0 {
-		return nb, nil
-	}
-	repr := append([]byte(nil), pb.Repr()[:size]...)
-	batchrepr.SetCount(repr, count)
-	if !indexed {
-		if err := nb.SetRepr(repr); err != nil {
-			nb.Close()
-			return nil, err
+		if indexed {
+			return b.db.pdb.NewIndexedBatch(), nil
 		}
-		return nb, nil
+		return b.db.pdb.NewBatch(), nil
 	}
-	p := b.db.pdb.NewBatch()
-	err := p.SetRepr(repr)
-	if err == nil {
-		err = nb.Apply(p, nil)
+	p, err := b.db.batchOf(pb.Repr()[batchrepr.HeaderLen:size], count)
+	if err != nil || !indexed {
+		return p, err
 	}
+	nb := b.db.pdb.NewIndexedBatch()
+	err = nb.Apply(p, nil)
 	p.Close()
 	if err != nil {
 		nb.Close()
@@ -327,15 +321,14 @@ func (b *Batch) prefix(pb *pebble.Batch, size int, count uint32, indexed bool) (
 	return nb, nil
 }
 
-// noteUnmerged sets unmerged, lo and hi from the appends past merged,
-// after a rollback.
+// noteUnmerged sets lo and hi from the appends past merged, after a
+// rollback.
 func (b *Batch) noteUnmerged() error {
-	b.unmerged = false
-	if b.appends == nil || b.appends.Count() == b.mergedN {
+	if !b.unmerged() {
 		return nil
 	}
 	r := batchrepr.Reader(b.appends.Repr()[batchrepr.HeaderLen+b.merged:])
-	for {
+	for first := true; ; first = false {
 		_, key, _, ok, err := r.Next()
 		if err != nil {
 			return err
@@ -343,7 +336,7 @@ func (b *Batch) noteUnmerged() error {
 		if !ok {
 			return nil
 		}
-		b.noteAppend(key)
+		b.noteAppend(key, first)
 	}
 }
 
@@ -351,20 +344,13 @@ func (b *Batch) noteUnmerged() error {
 // Repr: its records, then the appends not merged, in a batch without an
 // index (the copy costs less than indexing them).
 func (b *Batch) seal() error {
-	if !b.unmerged {
+	if !b.unmerged() {
 		return nil
 	}
-	tail, owned, err := b.unmergedRepr()
-	if err != nil {
-		return err
-	}
 	all := b.db.pdb.NewBatch()
-	err = all.Apply(b.b, nil)
+	err := all.Apply(b.b, nil)
 	if err == nil {
-		err = all.Apply(tail, nil)
-	}
-	if owned {
-		tail.Close()
+		err = b.applyUnmerged(all)
 	}
 	if err != nil {
 		all.Close()
@@ -373,7 +359,7 @@ func (b *Batch) seal() error {
 	b.b.Close()
 	b.b = all
 	b.appends.Close()
-	b.appends, b.merged, b.mergedN, b.unmerged = nil, 0, 0, false
+	b.appends, b.merged, b.mergedN = nil, 0, 0
 	return nil
 }
 

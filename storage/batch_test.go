@@ -175,14 +175,14 @@ func TestBatchAppendsStayOutOfIndex(t *testing.T) {
 	if _, _, err := b.Get(AppendMetaKey(nil, 0, s)); err != nil {
 		t.Fatal(err)
 	}
-	if !b.unmerged || b.merged != 0 || b.b.Count() != 20 || b.Count() != 30 {
-		t.Fatalf("unmerged %v, merged %d bytes, indexed %d of %d writes: the appends were merged", b.unmerged, b.merged, b.b.Count(), b.Count())
+	if !b.unmerged() || b.merged != 0 || b.b.Count() != 20 || b.Count() != 30 {
+		t.Fatalf("unmerged %v, merged %d bytes, indexed %d of %d writes: the appends were merged", b.unmerged(), b.merged, b.b.Count(), b.Count())
 	}
 	if _, ok, err := b.Get(AppendEntryKey(nil, 0, s, 1, 5, 3)); err != nil || !ok {
 		t.Fatalf("appended entry not read: %v %v", ok, err)
 	}
-	if b.unmerged || b.b.Count() != 30 {
-		t.Fatalf("a read of an appended entry left it out of the index (unmerged %v, indexed %d)", b.unmerged, b.b.Count())
+	if b.unmerged() || b.b.Count() != 30 {
+		t.Fatalf("a read of an appended entry left it out of the index (unmerged %v, indexed %d)", b.unmerged(), b.b.Count())
 	}
 
 	// A new batch indexes its first appends.
@@ -195,5 +195,35 @@ func TestBatchAppendsStayOutOfIndex(t *testing.T) {
 	}
 	if b2.b.Count() != indexedAppends || b2.Count() != indexedAppends+2 {
 		t.Fatalf("%d of %d appends indexed, want the first %d", b2.b.Count(), b2.Count(), indexedAppends)
+	}
+}
+
+// TestBatchBoundsRestartAfterMerge: after a merge, lo and hi bound only
+// the appends made since, so a write among the merged ones does not merge
+// the new ones.
+func TestBatchBoundsRestartAfterMerge(t *testing.T) {
+	db := openMem(t)
+	b := db.NewBatch()
+	defer b.Close()
+	b.indexed = indexedAppends // every append kept apart
+	s, u := []byte("s"), []byte("u")
+	for i := range uint64(3) {
+		if err := b.SetAppend(AppendEntryKey(nil, 0, s, 1, 5, i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.merge(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range uint64(3) {
+		if err := b.SetAppend(AppendEntryKey(nil, 0, u, 1, 5, i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Delete(AppendEntryKey(nil, 0, s, 1, 5, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if !b.unmerged() || b.b.Count() != 4 {
+		t.Fatalf("a delete among the merged appends merged the new ones (indexed %d writes, unmerged %v)", b.b.Count(), b.unmerged())
 	}
 }

@@ -20,7 +20,7 @@ import (
 //	  repl state   | 0x01 | "repl-state"                                    |  value: a replica's primary history and offset (repl.go)
 //	metadata       | 0x11 | db:u16 | klen:u32 | key | 0xFFFFFFFFFFFFFFFF      |  value: Meta (meta.go)
 //	data           | 0x11 | db:u16 | klen:u32 | key | version:u64 | kind:u8 | ... (below)
-//	  entry        |                      ... kind=0x01 | ms:u64 | seq:u64  |  value: entry fields (values.go)
+//	  entry        |                      ... kind=0x01 | ms:u64 | seq:u64  |  value: the entry, or a Record of several from ms-seq on (values.go)
 //	  node         |                      ... kind=0x02 | ms:u64 | seq:u64  |  value: stream node model (master ID)
 //	  group        |                      ... kind=0x03 | glen:u32 | group  |  value: group record (stream/group_store.go)
 //	  consumer     |                      ... kind=0x04 | glen | group | clen:u32 | consumer  |  value: consumer record

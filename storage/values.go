@@ -11,6 +11,18 @@ import (
 //	Entry  | flags:u8 | seq:uvarint | pairs:uvarint | (len:uvarint bytes)...  — field, value, field, value ...
 //	       | flags:u8 | seq:uvarint | set:uvarint | (len:uvarint bytes)...    — values only (flags&1)
 //	Fields | count:uvarint | (len:uvarint bytes)...                          — a field set
+//	Record | 0x80 | (ms-delta:uvarint | seq:uvarint | len:uvarint | Entry)...  — several entries
+//
+// An entry record's value is one Entry, whose ID is the record's key, or
+// a Record of several, in ID order, keyed by an ID at or before the first
+// one's. A Record gives each entry's ID from the one before it (the key's,
+// for the first): ms-delta is the difference of the milliseconds, and seq
+// the difference of the sequence numbers when ms-delta is 0, else the
+// sequence number itself. Packing entries into one record saves Pebble a
+// key per entry: in the memtable, in every flush and in every compaction
+// (BenchmarkEntriesPerRecord). Only a stream whose metadata says it is
+// packed has Records (package stream), and a Record never holds entries
+// of two of the stream's nodes.
 //
 // An entry whose field names equal one of its stream's recorded field sets
 // stores only its values and the set's id (flag 1), as Redis leaves out the
@@ -207,4 +219,82 @@ func DecodeFieldSet(b []byte) ([][]byte, error) {
 		return nil, err
 	}
 	return names, nil
+}
+
+// entryFlagRecord marks a Record value. DecodeEntryHeader refuses it: an
+// Entry's flags never have this bit.
+const entryFlagRecord = 0x80
+
+// IsEntryRecord reports whether v, an entry record's value, is a Record
+// of several entries rather than one Entry.
+func IsEntryRecord(v []byte) bool { return len(v) > 0 && v[0] == entryFlagRecord }
+
+// AppendRecordStart appends the start of a Record, to which
+// AppendRecordEntry adds the entries.
+func AppendRecordStart(dst []byte) []byte { return append(dst, entryFlagRecord) }
+
+// AppendRecordEntry appends to a Record the entry ms-seq, whose value (an
+// Entry) is entry. prevMs-prevSeq is the ID of the entry before it in the
+// Record, or the record's key for the first; ms-seq must not be below it,
+// nor equal to it but for the first.
+func AppendRecordEntry(dst []byte, prevMs, prevSeq, ms, seq uint64, entry []byte) []byte {
+	d := ms - prevMs
+	dst = binary.AppendUvarint(dst, d)
+	if d == 0 {
+		dst = binary.AppendUvarint(dst, seq-prevSeq)
+	} else {
+		dst = binary.AppendUvarint(dst, seq)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(entry)))
+	return append(dst, entry...)
+}
+
+// RecordEntries walks the entries of a Record.
+type RecordEntries struct {
+	b       []byte
+	ms, seq uint64
+	first   bool
+}
+
+// NewRecordEntries returns a walk of the Record v, whose key ends with the
+// ID keyMs-keySeq.
+func NewRecordEntries(keyMs, keySeq uint64, v []byte) (RecordEntries, error) {
+	if !IsEntryRecord(v) {
+		return RecordEntries{}, ErrCorrupt
+	}
+	return RecordEntries{b: v[1:], ms: keyMs, seq: keySeq, first: true}, nil
+}
+
+// Next returns the next entry's ID and value (aliasing the Record), ok
+// false after the last.
+func (r *RecordEntries) Next() (ms, seq uint64, entry []byte, ok bool, err error) {
+	if len(r.b) == 0 {
+		return 0, 0, nil, false, nil
+	}
+	d, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		return 0, 0, nil, false, ErrCorrupt
+	}
+	b := r.b[n:]
+	s, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, 0, nil, false, ErrCorrupt
+	}
+	b = b[n:]
+	l, n := binary.Uvarint(b)
+	if n <= 0 || l > uint64(len(b)-n) {
+		return 0, 0, nil, false, ErrCorrupt
+	}
+	ms, seq = r.ms+d, s
+	if d == 0 {
+		seq = r.seq + s
+		if (s == 0 && !r.first) || seq < r.seq {
+			return 0, 0, nil, false, ErrCorrupt
+		}
+	} else if ms < r.ms {
+		return 0, 0, nil, false, ErrCorrupt
+	}
+	r.ms, r.seq, r.first = ms, seq, false
+	r.b = b[n+int(l):]
+	return ms, seq, b[n : n+int(l)], true, nil
 }

@@ -29,6 +29,9 @@
 //     writes of those before it, and one that fails is rolled back to its
 //     savepoint (batch, changes, staged metadata, key counts, versions),
 //     so a group commits exactly what its successful functions did.
+//   - Entries are read only through records.go's view of entry records
+//     (eachEntry, findEntry, appendRecordEntries), since in a packed
+//     stream one record holds several entries, keyed before some of them.
 //   - The node model (node.go) mirrors Redis's listpack nodes exactly, so
 //     "~" trimming removes the same entries and XINFO reports the same
 //     radix-tree figures as Redis 7.0.

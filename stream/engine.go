@@ -207,8 +207,10 @@ type Tx struct {
 	arena          []byte // keep: key copies living as long as the transaction
 	kbuf, vbuf     []byte
 	body           []byte
-	lo, hi, mid    []byte // eachEntry's bounds and its window's edge
-	lazyBody       []byte // encodeLazyMeta's
+	lo, hi, mid    []byte     // eachEntry's bounds and its window's edge
+	start          []byte     // the key of ID 0-0: a packed stream's scans start there
+	recs           []recEntry // the entries of one record (records.go)
+	lazyBody       []byte     // encodeLazyMeta's
 	fields, values [][]byte
 	scan           [][]byte     // XRangeEach's fields of one entry
 	refs           [2]streamRef // the first streams loaded; then more

@@ -28,9 +28,12 @@ type streamMeta struct {
 	// Seq is the sequence of the last entry added: entries ever added,
 	// which unlike EntriesAdded XSETID cannot change (seqread.go).
 	Seq uint64
+	// Packed is 1 when the stream's entry records may hold several
+	// entries each (records.go); 0, one each.
+	Packed uint64
 }
 
-const streamMetaFields = 16
+const streamMetaFields = 17
 
 func (s *streamMeta) appendBinary(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, streamMetaFields)
@@ -38,7 +41,7 @@ func (s *streamMeta) appendBinary(dst []byte) []byte {
 		s.Length, s.EntriesAdded, s.Nodes,
 		s.Last.Ms, s.Last.Seq, s.First.Ms, s.First.Seq,
 		s.MaxDeleted.Ms, s.MaxDeleted.Seq, s.Tail.Ms, s.Tail.Seq,
-		s.Groups, s.FieldSets, s.Subjects, s.Bytes, s.Seq,
+		s.Groups, s.FieldSets, s.Subjects, s.Bytes, s.Seq, s.Packed,
 	} {
 		dst = binary.AppendUvarint(dst, v)
 	}
@@ -70,6 +73,7 @@ func decodeStreamMeta(b []byte) (streamMeta, error) {
 	s.Tail = ID{vals[9], vals[10]}
 	s.Groups = vals[11]
 	s.FieldSets, s.Subjects, s.Bytes, s.Seq = vals[12], vals[13], vals[14], vals[15]
+	s.Packed = vals[16]
 	return s, nil
 }
 

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"errors"
+
 	"github.com/eddy-streams/eddy/storage"
 )
 
@@ -69,9 +71,9 @@ func (tx *Tx) scanEntries(s *streamRef, lo, hi ID, count int64, rev bool) ([]Ent
 	if count > 0 {
 		d.want = int(min(count, scanPrealloc))
 	}
-	_, err := tx.eachEntry(s, lo, hi, count, rev, func(sets *fieldSets, k, v []byte) error {
+	_, err := tx.eachEntry(s, lo, hi, count, rev, func(sets *fieldSets, id ID, v []byte) error {
 		d.sets = sets
-		e, err := d.decode(k, v)
+		e, err := d.decode(id, v)
 		if err == nil {
 			out = append(out, e)
 		}
@@ -91,22 +93,19 @@ func (tx *Tx) XRangeEach(db int, key []byte, start, end ID, count int64, rev boo
 	if err != nil || !ok || count == 0 || end.Less(start) || s.sm.Length == 0 {
 		return 0, err
 	}
-	return tx.eachEntry(s, start, end, count, rev, func(sets *fieldSets, k, v []byte) error {
-		ms, seq, err := storage.DecodeIDSuffix(k)
-		if err != nil {
-			return err
-		}
+	return tx.eachEntry(s, start, end, count, rev, func(sets *fieldSets, id ID, v []byte) error {
 		clear(tx.scan)
+		var err error
 		if _, tx.scan, err = storage.DecodeEntryValue(v, sets, tx.scan[:0]); err != nil {
 			return err
 		}
-		return fn(Entry{ID: ID{ms, seq}, Fields: tx.scan})
+		return fn(Entry{ID: id, Fields: tx.scan})
 	})
 }
 
-// eachEntry calls fn with the key and value of each entry in [lo, hi],
+// eachEntry calls fn with the ID and value of each entry in [lo, hi],
 // forward or backward, at most count of them (count < 0: all), and
-// returns how many it called fn with. k and v are valid only during the
+// returns how many it called fn with. The value is valid only during the
 // call.
 //
 // A scan of a few entries first reads a window at its start (scanWindow)
@@ -116,7 +115,13 @@ func (tx *Tx) XRangeEach(db int, key []byte, start, end ID, count int64, rev boo
 // under the newer ones, the newest in the memtable over the older ones, so
 // bounds as tight as the entries wanted spare opening tables of the other
 // levels. Either way the entries are the same, in the same order.
-func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(sets *fieldSets, k, v []byte) error) (int, error) {
+//
+// In a packed stream (records.go) the record holding lo may be keyed
+// before it: the scan's bounds reach back to the stream's first key, and
+// a forward scan starts at the last record keyed at or before lo. The
+// window still bounds the records visited first; as records never
+// overlap, visiting the rest after it keeps the entries in order.
+func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(sets *fieldSets, id ID, v []byte) error) (int, error) {
 	// The bounds live in the transaction: no other scan runs inside this
 	// one, and the iterator is closed before eachEntry returns.
 	tx.lo = s.appendEntryKey(tx.lo[:0], lo)
@@ -125,7 +130,13 @@ func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(
 	if err != nil {
 		return 0, err
 	}
-	lower, upper := tx.lo, tx.hi
+	packed := s.sm.Packed != 0
+	first := tx.lo
+	if packed {
+		tx.start = s.appendEntryKey(tx.start[:0], ID{})
+		first = tx.start
+	}
+	lower, upper := first, tx.hi
 	edge, window := scanWindow(&s.sm, lo, hi, count, rev)
 	if window {
 		tx.mid = s.appendEntryKey(tx.mid[:0], edge)
@@ -140,31 +151,86 @@ func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(
 		return 0, err
 	}
 	n := 0
+	seekLo := packed && !rev // the first pass of a packed stream's forward scan
 	for {
 		var ok bool
-		if rev {
+		switch {
+		case rev:
 			ok = it.Last()
-		} else {
+		case seekLo:
+			// The last record keyed at or before lo, if any.
+			if ok = it.SeekLT(append(tx.lo, 0)); !ok {
+				ok = it.First()
+			}
+		default:
 			ok = it.First()
 		}
 		for ; ok && int64(n) != count; ok = step(it, rev) {
-			if err := fn(sets, it.Key(), it.Value()); err != nil {
-				it.Close()
-				return n, err
+			k, v := it.Key(), it.Value()
+			if !storage.IsEntryRecord(v) {
+				ms, seq, err := storage.DecodeIDSuffix(k)
+				if err != nil {
+					it.Close()
+					return n, err
+				}
+				id := ID{ms, seq}
+				if id.Less(lo) || hi.Less(id) {
+					continue // a packed stream's record before lo
+				}
+				if err := fn(sets, id, v); err != nil {
+					it.Close()
+					return n, err
+				}
+				n++
+				continue
 			}
-			n++
+			done, err := tx.eachInRecord(k, v, lo, hi, count, rev, &n, sets, fn)
+			if err != nil || done {
+				return n, errors.Join(err, it.Close())
+			}
 		}
 		if !window || int64(n) == count {
 			return n, it.Close()
 		}
 		// The window held too few: the rest of the range, beyond it.
-		window = false
+		window, seekLo = false, false
+		lower, upper = tx.mid, tx.hi
 		if rev {
-			it.SetBounds(tx.lo, tx.mid)
-		} else {
-			it.SetBounds(tx.mid, tx.hi)
+			lower, upper = first, tx.mid
 		}
+		it.SetBounds(lower, upper)
 	}
+}
+
+// eachInRecord is eachEntry's visit of a record of several entries: it
+// calls fn with those in [lo, hi], in the scan's order, while n is below
+// count, and returns true when the scan is done (an entry past its end, or
+// count reached).
+func (tx *Tx) eachInRecord(k, v []byte, lo, hi ID, count int64, rev bool, n *int, sets *fieldSets, fn func(sets *fieldSets, id ID, v []byte) error) (bool, error) {
+	es, err := appendRecordEntries(tx.recs[:0], k, v)
+	tx.recs = es
+	if err != nil {
+		return true, err
+	}
+	for i := range es {
+		e := es[i]
+		if rev {
+			e = es[len(es)-1-i]
+		}
+		switch {
+		case !rev && e.id.Less(lo), rev && hi.Less(e.id):
+			continue
+		case !rev && hi.Less(e.id), rev && e.id.Less(lo):
+			return true, nil
+		case int64(*n) == count:
+			return true, nil
+		}
+		if err := fn(sets, e.id, e.v); err != nil {
+			return true, err
+		}
+		*n++
+	}
+	return int64(*n) == count, nil
 }
 
 // scanWindow returns the edge of the window that a scan of count entries
@@ -232,11 +298,7 @@ func (d *entryDecoder) slab(old, per, limit int) int {
 	return min(2*old, limit)
 }
 
-func (d *entryDecoder) decode(k, v []byte) (Entry, error) {
-	ms, seq, err := storage.DecodeIDSuffix(k)
-	if err != nil {
-		return Entry{}, err
-	}
+func (d *entryDecoder) decode(id ID, v []byte) (Entry, error) {
 	if cap(d.bytes)-len(d.bytes) < len(v) {
 		d.bytes = make([]byte, 0, max(len(v), d.slab(cap(d.bytes), len(v), decodeSlabMax)))
 	}
@@ -247,10 +309,11 @@ func (d *entryDecoder) decode(k, v []byte) (Entry, error) {
 		d.fields = make([][]byte, 0, max(16, d.slab(cap(d.fields), 4, decodeSlabMax/24)))
 	}
 	f := len(d.fields)
+	var err error
 	if _, d.fields, err = storage.DecodeEntryValue(cp, d.sets, d.fields); err != nil {
 		return Entry{}, err
 	}
-	return Entry{ID: ID{ms, seq}, Fields: d.fields[f:len(d.fields):len(d.fields)]}, nil
+	return Entry{ID: id, Fields: d.fields[f:len(d.fields):len(d.fields)]}, nil
 }
 
 func step(it *storage.Iter, rev bool) bool {
@@ -262,8 +325,7 @@ func step(it *storage.Iter, rev bool) bool {
 
 // getEntry reads entry id; ok is false if it is not in the stream.
 func (tx *Tx) getEntry(s *streamRef, id ID) (Entry, bool, error) {
-	k := s.entryKey(id)
-	v, ok, err := tx.r.Get(k)
+	f, ok, err := tx.findEntry(s, id)
 	if err != nil || !ok {
 		return Entry{}, false, err
 	}
@@ -272,7 +334,7 @@ func (tx *Tx) getEntry(s *streamRef, id ID) (Entry, bool, error) {
 		return Entry{}, false, err
 	}
 	d := entryDecoder{sets: sets}
-	e, err := d.decode(k, v)
+	e, err := d.decode(id, f.v)
 	return e, err == nil, err
 }
 

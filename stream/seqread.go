@@ -150,19 +150,30 @@ func (tx *Tx) seqEach(s *streamRef, from uint64, last bool, fn func(e SeqEntry) 
 		ok = it.Last()
 	}
 	for ; ok; ok = step(it, last) {
-		h, _, err := storage.DecodeEntryHeader(it.Value())
+		es, err := appendRecordEntries(tx.recs[:0], it.Key(), it.Value())
+		tx.recs = es
 		if err != nil {
 			return err
 		}
-		if h.Seq < from {
-			continue
-		}
-		e, err := decodeSeqEntry(s, sets, it.Key(), it.Value())
-		if err != nil {
-			return err
-		}
-		if !fn(e) {
-			return nil
+		for i := range es {
+			e := es[i]
+			if last {
+				e = es[len(es)-1-i]
+			}
+			h, _, err := storage.DecodeEntryHeader(e.v)
+			if err != nil {
+				return err
+			}
+			if h.Seq < from {
+				continue
+			}
+			se, err := decodeSeqEntry(s, sets, e.id, e.v)
+			if err != nil {
+				return err
+			}
+			if !fn(se) {
+				return nil
+			}
 		}
 	}
 	return nil
@@ -258,8 +269,7 @@ func (tx *Tx) subjectIndexFind(s *streamRef, from uint64, filter string, last bo
 	if err != nil || !found {
 		return SeqEntry{}, false, err
 	}
-	k := s.entryKey(bestID)
-	v, ok, err := tx.r.Get(k)
+	f, ok, err := tx.findEntry(s, bestID)
 	if err != nil || !ok {
 		return SeqEntry{}, false, err
 	}
@@ -267,21 +277,17 @@ func (tx *Tx) subjectIndexFind(s *streamRef, from uint64, filter string, last bo
 	if err != nil {
 		return SeqEntry{}, false, err
 	}
-	e, err := decodeSeqEntry(s, sets, k, v)
+	e, err := decodeSeqEntry(s, sets, bestID, f.v)
 	return e, err == nil, err
 }
 
 // decodeSeqEntry copies an entry out of iterator memory.
-func decodeSeqEntry(s *streamRef, sets *fieldSets, k, v []byte) (SeqEntry, error) {
-	ms, seq, err := storage.DecodeIDSuffix(k)
-	if err != nil {
-		return SeqEntry{}, err
-	}
+func decodeSeqEntry(s *streamRef, sets *fieldSets, id ID, v []byte) (SeqEntry, error) {
 	h, fv, err := storage.DecodeEntryValue(append([]byte(nil), v...), sets, nil)
 	if err != nil {
 		return SeqEntry{}, err
 	}
-	e := SeqEntry{Seq: h.Seq, ID: ID{ms, seq}, Fields: fv, Subject: s.key}
+	e := SeqEntry{Seq: h.Seq, ID: id, Fields: fv, Subject: s.key}
 	if subject, ok := entrySubject(fv); ok {
 		e.Subject = subject
 	}

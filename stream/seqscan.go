@@ -26,20 +26,16 @@ func (tx *Tx) SeqFromID(db int, key []byte, id ID) (seq uint64, ok bool, err err
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	lo, hi := s.entryBounds(id, MaxID)
-	it, err := tx.r.NewIter(lo, hi)
+	seq = s.sm.Seq + 1
+	_, err = tx.eachEntry(s, id, MaxID, 1, false, func(_ *fieldSets, _ ID, v []byte) error {
+		h, _, err := storage.DecodeEntryHeader(v)
+		seq = h.Seq
+		return err
+	})
 	if err != nil {
 		return 0, false, err
 	}
-	defer it.Close()
-	if !it.First() {
-		return s.sm.Seq + 1, true, nil
-	}
-	h, _, err := storage.DecodeEntryHeader(it.Value())
-	if err != nil {
-		return 0, false, err
-	}
-	return h.Seq, true, nil
+	return seq, true, nil
 }
 
 // SeqSubjects returns the distinct subjects of stream key's live entries,

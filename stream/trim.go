@@ -105,7 +105,8 @@ func (tx *Tx) trim(s *streamRef, t Trim) (int64, error) {
 }
 
 // trimNode deletes entries of node from its head until the trim condition
-// holds, and saves the node.
+// holds, and saves the node. A record of several entries that the trim
+// ends in is rewritten with those left.
 func (tx *Tx) trimNode(s *streamRef, node *Node, t Trim, length int64) (int64, error) {
 	lo, hi := s.entryBounds(node.Master, node.Last)
 	it, err := tx.r.NewIter(lo, hi)
@@ -114,28 +115,46 @@ func (tx *Tx) trimNode(s *streamRef, node *Node, t Trim, length int64) (int64, e
 	}
 	defer it.Close()
 	var n int64
-	for ok := it.First(); ok; ok = it.Next() {
+	keep := func(id ID) bool {
 		if t.Strategy == TrimMaxLen {
-			if length-n <= t.MaxLen {
+			return length-n <= t.MaxLen
+		}
+		return !id.Less(t.MinID)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		es, err := appendRecordEntries(tx.recs[:0], it.Key(), it.Value())
+		tx.recs = es
+		if err != nil {
+			return 0, err
+		}
+		gone := 0
+		for _, e := range es {
+			if keep(e.id) {
 				break
 			}
-		} else {
+			if err := tx.forgetEntry(s, e.v); err != nil {
+				return 0, err
+			}
+			node.Delete(ID{}, nil, nil)
+			n++
+			gone++
+		}
+		if gone == len(es) {
+			if err := tx.b.Delete(it.Key()); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if gone > 0 {
 			ms, seq, err := storage.DecodeIDSuffix(it.Key())
 			if err != nil {
 				return 0, err
 			}
-			if !(ID{ms, seq}).Less(t.MinID) {
-				break
+			if err := tx.putRecord(append([]byte(nil), it.Key()...), ID{ms, seq}, es[gone:]); err != nil {
+				return 0, err
 			}
 		}
-		if err := tx.forgetEntry(s, it.Value()); err != nil {
-			return 0, err
-		}
-		if err := tx.b.Delete(it.Key()); err != nil {
-			return 0, err
-		}
-		node.Delete(ID{}, nil, nil)
-		n++
+		break
 	}
 	if n > 0 {
 		s.forgetTail(node.Master)
@@ -171,18 +190,17 @@ func (tx *Tx) XDel(db int, key []byte, ids []ID) (int64, error) {
 	var deleted int64
 	firstGone := false
 	for _, id := range ids {
-		ek := s.entryKey(id)
-		v, exists, err := tx.r.Get(ek)
+		f, exists, err := tx.findEntry(s, id)
 		if err != nil {
 			return 0, err
 		}
 		if !exists {
 			continue
 		}
-		if err := tx.forgetEntry(s, v); err != nil {
+		if err := tx.forgetEntry(s, f.v); err != nil {
 			return 0, err
 		}
-		if err := tx.b.Delete(ek); err != nil {
+		if err := tx.deleteFound(f, id); err != nil {
 			return 0, err
 		}
 		if err := tx.deleteFromNode(s, id); err != nil {
@@ -280,14 +298,22 @@ func (tx *Tx) forgetEntry(s *streamRef, v []byte) error {
 	return nil
 }
 
-// forgetRange calls forgetEntry for every entry in [lo, hi).
+// forgetRange calls forgetEntry for every entry of the records keyed in
+// [lo, hi).
 func (tx *Tx) forgetRange(s *streamRef, lo, hi []byte) error {
 	it, err := tx.r.NewIter(lo, hi)
 	if err != nil {
 		return err
 	}
 	for ok := it.First(); ok; ok = it.Next() {
-		if err := tx.forgetEntry(s, it.Value()); err != nil {
+		es, err := appendRecordEntries(tx.recs[:0], it.Key(), it.Value())
+		tx.recs = es
+		for _, e := range es {
+			if err == nil {
+				err = tx.forgetEntry(s, e.v)
+			}
+		}
+		if err != nil {
 			it.Close()
 			return err
 		}

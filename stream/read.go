@@ -192,13 +192,23 @@ func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(
 		if !window || int64(n) == count {
 			return n, it.Close()
 		}
-		// The window held too few: the rest of the range, beyond it.
+		// The window held too few: the rest of the range, beyond it,
+		// through a new iterator. Moving this one's bounds would miss
+		// what a write transaction's batch holds beyond the window but
+		// has not shown an iterator yet: appends not merged into its
+		// index (storage's Batch.SetAppend), which reach an iterator
+		// when it is made.
 		window, seekLo = false, false
 		lower, upper = tx.mid, tx.hi
 		if rev {
 			lower, upper = first, tx.mid
 		}
-		it.SetBounds(lower, upper)
+		if err := it.Close(); err != nil {
+			return n, err
+		}
+		if it, err = tx.r.NewIter(lower, upper); err != nil {
+			return n, err
+		}
 	}
 }
 

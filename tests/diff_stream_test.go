@@ -30,6 +30,15 @@ func script(parts ...any) []string {
 	return out
 }
 
+// burst returns `XADD key ms-0 f ms` for ms from from to to, step apart.
+func burst(key string, from, to, step int) []string {
+	var out []string
+	for ms := from; ms <= to; ms += step {
+		out = append(out, fmt.Sprintf("XADD %s %d-0 f %d", key, ms, ms))
+	}
+	return out
+}
+
 // unevenEntries is a stream of 30 entries a second apart, then a burst of
 // 200, ten to a millisecond.
 func unevenEntries() []string {
@@ -251,6 +260,14 @@ func TestDiffXAdd(t *testing.T) {
 func TestDiffXRange(t *testing.T) {
 	t.Parallel()
 	newDiffPair(t).run(t, []diffCase{
+		// A scan past its window inside a transaction, over the
+		// transaction's own new entries: Eddy returned 10 of these 15
+		// until 2026-12-02 (stream.TestScanBeyondWindowSeesTransactionWrites).
+		{"window passed within MULTI", script(xadds("w", 1, 1000), "MULTI",
+			burst("w", 5000, 5038, 2),
+			"XRANGE w 999 + COUNT 15",
+			"XREVRANGE w + - COUNT 1",
+			"EXEC")},
 		// Long enough for Eddy's scans to read a window first
 		// (stream/read.go), and uneven in time, so that windows at the
 		// sparse end hold too few entries and the scan goes on past them.

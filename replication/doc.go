@@ -43,7 +43,7 @@
 //	AUTH [<masteruser>] <masterauth>         +OK      (only with masterauth set)
 //	PING                                     +PONG
 //	REPLCONF listening-port <port>           +OK
-//	REPLCONF eddy-proto 2 [feature ...]      +OK [feature ...]
+//	REPLCONF eddy-proto 3 [feature ...]      +OK [feature ...]
 //	PSYNC <replid> <offset>                  +CONTINUE <replid>  (the log covers it)
 //	                                         +FULLRESYNC <replid> <offset>  (otherwise)
 //	PSYNC ? -1                               +FULLRESYNC <replid> <offset>

@@ -23,11 +23,12 @@ const (
 
 // ProtoVersion is the link protocol version named in the handshake. The
 // link ships store records and Pebble batches as they are, so it also
-// names the store format: 1 carried format 2, 2 carries format 3
-// (storage.FormatVersion; metadata records beside their key's data). A
-// primary refuses a replica of another version, so stores of different
-// formats never link.
-const ProtoVersion = 2
+// names the store format: 1 carried format 2, 2 format 3 (metadata
+// records beside their key's data), 3 carries format 4
+// (storage.FormatVersion; entry records of several entries). A primary
+// refuses a replica of another version, so stores of different formats
+// never link.
+const ProtoVersion = 3
 
 // Features are the features this side speaks, named in the handshake.
 // The first three are the base every version speaks; "crc" adds the checksums (doc.go).

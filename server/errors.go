@@ -43,7 +43,7 @@ const (
 	// Replication (REPLICAOF, WAIT, PSYNC).
 	errInvalidMasterPort = "ERR Invalid master port"
 	errWaitOnReplica     = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."
-	errPSyncNeedsEddy    = "ERR PSYNC: this primary serves Eddy replicas only (REPLCONF eddy-proto 2 first)" // TestErrorsNameProtoVersion
+	errPSyncNeedsEddy    = "ERR PSYNC: this primary serves Eddy replicas only (REPLCONF eddy-proto 3 first)" // TestErrorsNameProtoVersion
 	errLoading           = "LOADING Redis is loading the dataset in memory"
 	errNoMasterLink      = "NOMASTERLINK Can't SYNC while not connected with my master"
 

@@ -21,7 +21,13 @@ import (
 
 // FormatVersion is the version of the key and value layouts this binary
 // reads and writes. It is recorded in the store when the store is created.
-const FormatVersion = 3 // 2: entry values carry their sequence; field sets, seq and subject indexes. 3: metadata records after their key's data
+const FormatVersion = 4 // 2: entry values carry their sequence; field sets, seq and subject indexes. 3: metadata records after their key's data. 4: entry records of several entries (values.go)
+
+// formatUpgradable is the older format this binary opens as it is and
+// records as FormatVersion: format 4 only adds a value layout, which a
+// format-3 store does not hold. Once recorded as 4, a store is refused
+// by binaries that know only 3, which could not read its records.
+const formatUpgradable = 3
 
 // SyncMode is the durability policy, named after Redis's appendfsync.
 type SyncMode int
@@ -397,7 +403,7 @@ func checkFormat(opts Options) error {
 	}
 	defer closer.Close()
 	n, perr := strconv.Atoi(string(v))
-	if perr != nil || n != FormatVersion {
+	if perr != nil || n != FormatVersion && n != formatUpgradable {
 		return fmt.Errorf("%w: %s holds store format %q, this binary knows format %d; refusing to open it",
 			ErrUnknownFormat, filepath.Clean(opts.Dir), v, FormatVersion)
 	}
@@ -405,11 +411,14 @@ func checkFormat(opts Options) error {
 }
 
 func (db *DB) initFormat() error {
-	_, closer, err := db.pdb.Get(storeKey(recordFormat))
+	v, closer, err := db.pdb.Get(storeKey(recordFormat))
 	if err == nil {
-		return closer.Close()
-	}
-	if !errors.Is(err, pebble.ErrNotFound) {
+		current := string(v) == strconv.Itoa(FormatVersion)
+		if err := closer.Close(); err != nil || current {
+			return err
+		}
+		// A format-3 store (checkFormat let no other through).
+	} else if !errors.Is(err, pebble.ErrNotFound) {
 		return err
 	}
 	return db.pdb.Set(storeKey(recordFormat), []byte(strconv.Itoa(FormatVersion)), pebble.Sync)

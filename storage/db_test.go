@@ -49,6 +49,39 @@ func TestRefusesUnknownFormat(t *testing.T) {
 	}
 }
 
+// A format-3 store opens, keeps its data, and is recorded as format 4
+// (it may then hold entry records of several entries); formats 2 and 5
+// are refused.
+func TestFormatUpgrade(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		opens  bool
+	}{{"2", false}, {"3", true}, {"4", true}, {"5", false}} {
+		t.Run(tc.format, func(t *testing.T) {
+			dir := t.TempDir()
+			writeAndClose(t, Options{Dir: dir}, []byte{tagMeta, 1}, []byte("v"))
+			writeAndClose(t, Options{Dir: dir}, storeKey(recordFormat), []byte(tc.format))
+			db, err := Open(Options{Dir: dir})
+			if !tc.opens {
+				if !errors.Is(err, ErrUnknownFormat) {
+					t.Fatalf("format %s: want ErrUnknownFormat, got %v", tc.format, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if v, ok, err := db.Get(storeKey(recordFormat)); err != nil || !ok || string(v) != "4" {
+				t.Errorf("format record %q %v %v, want \"4\"", v, ok, err)
+			}
+			if v, ok, err := db.Get([]byte{tagMeta, 1}); err != nil || !ok || string(v) != "v" {
+				t.Errorf("data %q %v %v", v, ok, err)
+			}
+		})
+	}
+}
+
 func TestReopenKeepsData(t *testing.T) {
 	dir := t.TempDir()
 	writeAndClose(t, Options{Dir: dir, Sync: SyncAlways}, []byte{tagMeta, 1}, []byte("v"))

@@ -210,6 +210,7 @@ type Tx struct {
 	lo, hi, mid    []byte     // eachEntry's bounds and its window's edge
 	start          []byte     // the key of ID 0-0: a packed stream's scans start there
 	recs           []recEntry // the entries of one record (records.go)
+	rkey, rval     []byte     // addEntry's
 	lazyBody       []byte     // encodeLazyMeta's
 	fields, values [][]byte
 	scan           [][]byte     // XRangeEach's fields of one entry

@@ -195,9 +195,9 @@ func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(
 		// The window held too few: the rest of the range, beyond it,
 		// through a new iterator. Moving this one's bounds would miss
 		// what a write transaction's batch holds beyond the window but
-		// has not shown an iterator yet: appends not merged into its
-		// index (storage's Batch.SetAppend), which reach an iterator
-		// when it is made.
+		// has not shown an iterator yet: deferred entry records
+		// (txbatch.go) and appends not merged into its index (storage's
+		// Batch.SetAppend), which reach an iterator when it is made.
 		window, seekLo = false, false
 		lower, upper = tx.mid, tx.hi
 		if rev {

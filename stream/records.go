@@ -19,9 +19,63 @@ import (
 // may sit in a record keyed before it, so a point read, or a forward scan
 // from an ID, seeks the last record keyed at or before that ID, and every
 // scan filters the entries of the records at its ends. Deleting one entry
-// rewrites its record without it. Nothing writes packed records yet but
-// the tests (records_test.go): the readers come first, so that a store
-// written by the packing writer to come stays readable.
+// rewrites its record without it. XADD packs the entries one transaction
+// (a group commit) appends to a stream (addEntry).
+
+// A packed record holds at most recordMaxEntries entries in at most
+// recordMaxBytes (a larger entry has a record of its own): XRANGE COUNT
+// 10 then decodes at most a record or two beyond what it returns. The
+// cost per record that packing saves has mostly gone by 16 entries
+// (BenchmarkEntriesPerRecord: 2.6 µs an entry at one to a record, 0.9 at
+// 16, 0.7 at 64), and XADD -P 16 did as well with 64 to a record as with
+// 16 (README, "Tried on 2026-12-02 after 16:45").
+const (
+	recordMaxEntries = 16
+	recordMaxBytes   = 2048
+)
+
+// addEntry writes entry id of s, whose value is v: into the record the
+// transaction last deferred for s, while it is deferred still, lies in
+// the tail node and has room; else as a record of its own, deferred, that
+// the stream's next entries in this transaction may join. A record of
+// more than one entry marks the stream packed.
+//
+// What the record holds is carried from one command to the next with the
+// stream's staged metadata (keyMeta), which a rollback restores with the
+// record's deferred value; a read of the stream's entries writes the
+// record to the batch, and the next entry starts another. Appending to
+// the record costs the new entry's bytes, not a rewrite of the record
+// (txBatch.extendDeferredAt).
+func (tx *Tx) addEntry(s *streamRef, id ID, v []byte) error {
+	if s.hasRec && s.recN < recordMaxEntries && !s.rec.Less(s.sm.Tail) {
+		tx.rkey = s.appendEntryKey(tx.rkey[:0], s.rec)
+		if old, ok := tx.b.deferredAt(s.recIdx, tx.rkey); ok {
+			if s.recN == 1 {
+				// The first entry's value is an Entry: the record becomes
+				// a Record of both.
+				tx.rval = storage.AppendRecordStart(tx.rval[:0])
+				tx.rval = storage.AppendRecordEntry(tx.rval, s.rec.Ms, s.rec.Seq, s.rec.Ms, s.rec.Seq, old)
+				tx.rval = storage.AppendRecordEntry(tx.rval, s.rec.Ms, s.rec.Seq, id.Ms, id.Seq, v)
+				if len(tx.rval) <= recordMaxBytes {
+					tx.b.replaceDeferredAt(s.recIdx, tx.rval)
+					s.recLast, s.recN, s.sm.Packed = id, 2, 1
+					return nil
+				}
+			} else {
+				tx.rval = storage.AppendRecordEntry(tx.rval[:0], s.recLast.Ms, s.recLast.Seq, id.Ms, id.Seq, v)
+				if len(old)+len(tx.rval) <= recordMaxBytes {
+					tx.b.extendDeferredAt(s.recIdx, tx.rval)
+					s.recLast, s.recN = id, s.recN+1
+					return nil
+				}
+			}
+		}
+	}
+	tx.rkey = s.appendEntryKey(tx.rkey[:0], id)
+	s.recIdx = tx.b.SetDeferredAppend(tx.rkey, v)
+	s.rec, s.recLast, s.recN, s.hasRec = id, id, 1, true
+	return nil
+}
 
 // recEntry is one entry of a record: its ID and its value (an Entry).
 type recEntry struct {

@@ -20,21 +20,8 @@ func packStream(tx *Tx, db int, key []byte, per int, rng *rand.Rand) error {
 	if err != nil || !ok {
 		return err
 	}
-	lower, upper := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindNode)
-	it, err := tx.r.NewIter(lower, upper)
+	nodes, err := streamNodes(tx, s)
 	if err != nil {
-		return err
-	}
-	var nodes []Node
-	for ok := it.First(); ok; ok = it.Next() {
-		node, err := DecodeNode(it.Value())
-		if err != nil {
-			it.Close()
-			return err
-		}
-		nodes = append(nodes, node)
-	}
-	if err := it.Close(); err != nil {
 		return err
 	}
 	for _, node := range nodes {
@@ -79,6 +66,25 @@ func packStream(tx *Tx, db int, key []byte, per int, rng *rand.Rand) error {
 	}
 	s.sm.Packed = 1
 	return tx.save(s)
+}
+
+// streamNodes returns the nodes of stream s, in order.
+func streamNodes(tx *Tx, s *streamRef) ([]Node, error) {
+	lower, upper := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindNode)
+	it, err := tx.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []Node
+	for ok := it.First(); ok; ok = it.Next() {
+		node, err := DecodeNode(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, it.Close()
 }
 
 // A packed stream answers every read, delete and trim as the same stream
@@ -253,10 +259,11 @@ func TestPackedStreamAgreesWithUnpacked(t *testing.T) {
 
 // A scan whose window (scanWindow) holds too few entries reads the rest
 // of its range through a new iterator, which sees what the transaction
-// wrote there. Moving the first iterator's bounds instead lost the
-// transaction's appends from the 9th on (those storage's Batch keeps out
-// of its index until an iterator is made over them): the XRANGE below
-// returned 10 entries, not 15.
+// wrote there: appends not yet merged into the batch's index (past its
+// first 8) and deferred entry records. Moving the first iterator's bounds
+// instead showed neither: the forward scan below lost the transaction's
+// entries from the 9th on, the backward one the record holding the newest
+// entries, keyed before the window.
 func TestScanBeyondWindowSeesTransactionWrites(t *testing.T) {
 	e := openTestEngine(t, Options{})
 	key := []byte("s")
@@ -277,7 +284,9 @@ func TestScanBeyondWindowSeesTransactionWrites(t *testing.T) {
 		return out
 	}
 	if err := e.Update(func(tx *Tx) error {
-		for ms := uint64(5000); ms < 5040; ms += 2 {
+		// 16 entries: one packed record, keyed 5000, below the backward
+		// scan's window.
+		for ms := uint64(5000); ms <= 5030; ms += 2 {
 			if _, _, err := tx.XAdd(0, key, &XAddArgs{ID: ID{Ms: ms}, Fields: fv("f", "v")}); err != nil {
 				return err
 			}
@@ -290,8 +299,96 @@ func TestScanBeyondWindowSeesTransactionWrites(t *testing.T) {
 		if !reflect.DeepEqual(ids(es), want) {
 			t.Errorf("XRANGE 999 + COUNT 15 in the transaction: %v, want %v", ids(es), want)
 		}
+		es, err = tx.XRange(0, key, ID{}, MaxID, 1, true)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(ids(es), []uint64{5030}) {
+			t.Errorf("XREVRANGE + - COUNT 1 in the transaction: %v, want [5030]", ids(es))
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A group commit packs the entries it appends to a stream: records of at
+// most recordMaxEntries entries and about recordMaxBytes, each within one
+// node; a stream written one XADD per transaction stays unpacked.
+func TestGroupPacksEntries(t *testing.T) {
+	e := openTestEngine(t, Options{Limits: func() NodeLimits { return NodeLimits{MaxBytes: 1 << 20, MaxEntries: 40} }})
+	const n = 100
+	if err := e.Update(func(tx *Tx) error {
+		for i := range n {
+			v := "v"
+			if i >= 80 {
+				v = string(make([]byte, 500)) // the last 20: four to a record by size
+			}
+			tx.Savepoint()
+			if _, _, err := tx.XAdd(0, []byte("s"), &XAddArgs{Auto: true, Fields: fv("f", v)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := e.Update(func(tx *Tx) error {
+			_, _, err := tx.XAdd(0, []byte("single"), &XAddArgs{Auto: true, Fields: fv("f", "v")})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustView(t, e, func(tx *Tx) error {
+		s, _, err := tx.loadStream(0, []byte("s"))
+		if err != nil {
+			return err
+		}
+		if s.sm.Packed != 1 {
+			t.Errorf("stream s: Packed %d, want 1", s.sm.Packed)
+		}
+		nodes, err := streamNodes(tx, s)
+		if err != nil {
+			return err
+		}
+		lower, upper := storage.KindBounds(0, []byte("s"), s.meta.Version, storage.KindEntry)
+		it, err := tx.r.NewIter(lower, upper)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		records, entries := 0, 0
+		for ok := it.First(); ok; ok = it.Next() {
+			es, err := appendRecordEntries(nil, it.Key(), it.Value())
+			if err != nil {
+				return err
+			}
+			records++
+			entries += len(es)
+			if len(es) > recordMaxEntries || len(es) > 1 && len(it.Value()) > recordMaxBytes {
+				t.Errorf("record %d: %d entries, %d bytes", records, len(es), len(it.Value()))
+			}
+			inNode := false
+			for _, node := range nodes {
+				inNode = inNode || !es[0].id.Less(node.Master) && !node.Last.Less(es[len(es)-1].id)
+			}
+			if !inNode {
+				t.Errorf("record %d (%v to %v) spans nodes", records, es[0].id, es[len(es)-1].id)
+			}
+		}
+		// 80 small entries in nodes of 40: 3 records each; 20 large: 5.
+		if entries != n || records != 11 {
+			t.Errorf("%d entries in %d records, want %d in 11", entries, records, n)
+		}
+		single, _, err := tx.loadStream(0, []byte("single"))
+		if err != nil {
+			return err
+		}
+		if single.sm.Packed != 0 {
+			t.Errorf("stream single: Packed %d, want 0", single.sm.Packed)
+		}
+		return nil
+	})
 }

@@ -71,6 +71,7 @@ type deferredRec struct {
 	key, val []byte
 	live     bool
 	lazy     bool
+	appended bool // an entry record: written with SetAppend
 }
 
 // deferredUndo is what recs[i] held before a change.
@@ -225,6 +226,52 @@ func (b *txBatch) SetDeferred(key, value []byte) {
 	b.setDeferred(key, b.copy(value), false)
 }
 
+// SetDeferredAppend is SetDeferred of a new entry record, which reaches
+// the batch through SetAppend (records.go). It returns the record's
+// place, for deferredAt.
+func (b *txBatch) SetDeferredAppend(key, value []byte) int {
+	b.setDeferred(key, b.copy(value), false)
+	i := b.find(key)
+	b.recs[i].appended = true
+	return i
+}
+
+// deferredAt returns the value of the record deferred at place i, if it
+// is key's and deferred still. A place found stale (after a rollback, or
+// a write of the record) is simply not key's.
+func (b *txBatch) deferredAt(i int, key []byte) ([]byte, bool) {
+	if i < 0 || i >= len(b.recs) {
+		return nil, false
+	}
+	r := &b.recs[i]
+	if !r.live || r.lazy || !r.appended || string(r.key) != string(key) {
+		return nil, false
+	}
+	return r.val, true
+}
+
+// replaceDeferredAt gives the record deferred at place i the value v.
+func (b *txBatch) replaceDeferredAt(i int, v []byte) {
+	b.change(i, b.copy(v), true)
+}
+
+// extendDeferredAt appends suffix to the value of the record deferred at
+// place i. The old value stays as it was, for a rollback; when it ends
+// the arena, as a record extended append after append does, the new one
+// grows in place instead of being copied whole.
+func (b *txBatch) extendDeferredAt(i int, suffix []byte) {
+	old := b.recs[i].val
+	n := len(b.arena)
+	var v []byte
+	if len(old) > 0 && len(old) <= n && &b.arena[n-len(old)] == &old[0] && cap(b.arena)-n >= len(suffix) {
+		b.arena = append(b.arena, suffix...)
+		v = b.arena[n-len(old) : len(b.arena) : len(b.arena)]
+	} else {
+		v = b.copy2(old, suffix)
+	}
+	b.change(i, v, true)
+}
+
 // SetDeferredLazy is SetDeferred of a value made only when it is wanted
 // (by a read, or when the batch is flushed) by encodeLazy, from what the
 // transaction holds then. The caller guarantees that this is what it
@@ -313,23 +360,33 @@ func (b *txBatch) Get(key []byte) ([]byte, bool, error) {
 }
 
 // NewIter iterates [lower, upper) through the batch, once the deferred
-// writes in that range are in it.
+// writes in that range are in it. An iterator that widens its bounds
+// later must have writeIn write those of its widest bounds first.
 func (b *txBatch) NewIter(lower, upper []byte) (*storage.Iter, error) {
+	if err := b.writeIn(lower, upper); err != nil {
+		return nil, err
+	}
+	return b.Batch.NewIter(lower, upper)
+}
+
+// writeIn puts the deferred and ordered writes in [lower, upper) in the
+// batch.
+func (b *txBatch) writeIn(lower, upper []byte) error {
 	if b.pendingIn(lower, upper) {
 		if err := b.writeOrdered(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if b.live > 0 {
 		for i := range b.recs {
 			if r := &b.recs[i]; r.live && inRange(r.key, lower, upper) {
 				if err := b.write(i); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
 	}
-	return b.Batch.NewIter(lower, upper)
+	return nil
 }
 
 // flush writes every deferred record and every ordered write to the
@@ -373,7 +430,11 @@ func (b *txBatch) write(i int) error {
 		return err
 	}
 	r := &b.recs[i]
-	if err := b.Batch.Set(r.key, r.val); err != nil {
+	set := b.Batch.Set
+	if r.appended {
+		set = b.Batch.SetAppend
+	}
+	if err := set(r.key, r.val); err != nil {
 		return err
 	}
 	b.change(i, r.val, false)
@@ -463,6 +524,16 @@ func (b *txBatch) copy(p []byte) []byte {
 	}
 	n := len(b.arena)
 	b.arena = append(b.arena, p...)
+	return b.arena[n:len(b.arena):len(b.arena)]
+}
+
+// copy2 is copy of p then q, as one slice.
+func (b *txBatch) copy2(p, q []byte) []byte {
+	if cap(b.arena)-len(b.arena) < len(p)+len(q) {
+		b.arena = make([]byte, 0, max(2*cap(b.arena), len(p)+len(q), 4096))
+	}
+	n := len(b.arena)
+	b.arena = append(append(b.arena, p...), q...)
 	return b.arena[n:len(b.arena):len(b.arena)]
 }
 

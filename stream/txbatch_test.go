@@ -25,6 +25,15 @@ func rawKey(tx *Tx, db int, key string) string {
 	if m.Type != storage.TypeStream {
 		return out
 	}
+	// Whether a stream is packed depends on how its entries were
+	// grouped (records.go): the rest of the record must agree.
+	sm, err := decodeStreamMeta(m.Body)
+	if err != nil {
+		return err.Error()
+	}
+	sm.Packed = 0
+	m.Body = sm.appendBinary(nil)
+	out = fmt.Sprintf("meta %x", storage.AppendMeta(nil, &m))
 	lo, hi := storage.KindBounds(db, []byte(key), m.Version, storage.KindNode)
 	it, err := tx.r.NewIter(lo, hi)
 	if err != nil {

@@ -151,7 +151,7 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte, lazyTail bool) error
 	} else {
 		tx.vbuf = storage.AppendEntryValue(tx.vbuf[:0], seq, fv)
 	}
-	if err := tx.b.SetAppend(tx.kbuf, tx.vbuf); err != nil {
+	if err := tx.addEntry(s, id, tx.vbuf); err != nil {
 		return err
 	}
 	if subject, ok := entrySubject(fv); ok {

@@ -347,8 +347,9 @@ func TestReplRefusesOtherProtocol(t *testing.T) {
 	for _, tt := range []struct {
 		version, want string
 	}{
-		{"1", "-ERR unsupported eddy replication protocol 1 (this server speaks 2)\r\n"},
-		{"2", "+OK\r\n"},
+		{"1", "-ERR unsupported eddy replication protocol 1 (this server speaks 3)\r\n"},
+		{"2", "-ERR unsupported eddy replication protocol 2 (this server speaks 3)\r\n"},
+		{"3", "+OK\r\n"},
 	} {
 		got, err := c.Do("REPLCONF", "eddy-proto", tt.version, "batch", "ack", "heartbeat")
 		if err != nil {

@@ -117,8 +117,9 @@ func (tx *Tx) XRangeEach(db int, key []byte, start, end ID, count int64, rev boo
 // levels. Either way the entries are the same, in the same order.
 //
 // In a packed stream (records.go) the record holding lo may be keyed
-// before it: the scan's bounds reach back to the stream's first key, and
-// a forward scan starts at the last record keyed at or before lo. The
+// before it: the scan's bounds reach back to the stream's first key (to
+// its tail node's first, for a scan from there), and a forward scan
+// starts at the last record keyed at or before lo. The
 // window still bounds the records visited first; as records never
 // overlap, visiting the rest after it keeps the entries in order.
 func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(sets *fieldSets, id ID, v []byte) error) (int, error) {
@@ -133,7 +134,14 @@ func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(
 	packed := s.sm.Packed != 0
 	first := tx.lo
 	if packed {
-		tx.start = s.appendEntryKey(tx.start[:0], ID{})
+		// A record never spans nodes: one holding lo is keyed at or
+		// after the master of lo's node, which, for a scan from the tail
+		// node on (XREAD, XREADGROUP >), is known.
+		from := ID{}
+		if s.sm.Nodes > 0 && !lo.Less(s.sm.Tail) {
+			from = s.sm.Tail
+		}
+		tx.start = s.appendEntryKey(tx.start[:0], from)
 		first = tx.start
 	}
 	lower, upper := first, tx.hi

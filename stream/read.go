@@ -182,8 +182,13 @@ func (tx *Tx) eachEntry(s *streamRef, lo, hi ID, count int64, rev bool, fn func(
 					return n, err
 				}
 				id := ID{ms, seq}
-				if id.Less(lo) || hi.Less(id) {
-					continue // a packed stream's record before lo
+				if id.Less(lo) {
+					// A packed stream's bounds reach before lo: forward,
+					// the record SeekLT found; backward, the scan's end.
+					if rev {
+						return n, it.Close()
+					}
+					continue
 				}
 				if err := fn(sets, id, v); err != nil {
 					it.Close()

@@ -92,13 +92,12 @@ type streamRef struct {
 	// must clear hasTail (forgetTail).
 	tail    Node
 	hasTail bool
-	// When hasRec, the entry record the transaction last deferred for
-	// the stream, which its next entries may join (Tx.addEntry): the ID
-	// it is keyed by, its last entry's, how many entries it holds and
-	// its place among the deferred records.
+	// The entry record the transaction last deferred for the stream,
+	// which its next entries may join (Tx.addEntry): the ID it is keyed
+	// by, its last entry's, how many entries it holds (0: none) and its
+	// place among the deferred records.
 	rec, recLast ID
 	recN, recIdx int
-	hasRec       bool
 	// sets are the stream's field sets once loaded (nil: not yet); never
 	// modified in place, so a cached ref can share them.
 	sets *fieldSets
@@ -140,7 +139,7 @@ func (tx *Tx) loadStream(db int, key []byte) (*streamRef, bool, error) {
 	if km.hasTail && km.sm.Nodes > 0 && km.tail.Master == km.sm.Tail {
 		s.tail, s.hasTail = km.tail, true
 	}
-	s.rec, s.recLast, s.recN, s.recIdx, s.hasRec = km.rec, km.recLast, km.recN, km.recIdx, km.hasRec
+	s.rec, s.recLast, s.recN, s.recIdx = km.rec, km.recLast, km.recN, km.recIdx
 	return s, true, nil
 }
 
@@ -179,7 +178,7 @@ func (tx *Tx) save(s *streamRef) error {
 		return err
 	}
 	km := keyMeta{meta: s.meta, sm: s.sm, sets: s.sets,
-		rec: s.rec, recLast: s.recLast, recN: s.recN, recIdx: s.recIdx, hasRec: s.hasRec}
+		rec: s.rec, recLast: s.recLast, recN: s.recN, recIdx: s.recIdx}
 	if s.hasTail && s.sm.Nodes > 0 && s.tail.Master == s.sm.Tail {
 		km.tail, km.hasTail = s.tail, true
 	}

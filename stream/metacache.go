@@ -56,11 +56,10 @@ type keyMeta struct {
 	tail    Node
 	hasTail bool
 	sets    *fieldSets // stream only; nil until loaded
-	// rec and hasRec carry streamRef's from one command of a transaction
+	// rec to recIdx carry streamRef's from one command of a transaction
 	// to the next; they mean nothing outside it, and the cache drops them.
 	rec, recLast ID
 	recN, recIdx int
-	hasRec       bool
 }
 
 // metaCache is the bounded map from (db, key) to keyMeta.
@@ -110,11 +109,11 @@ func (c *metaCache) put(db int, key []byte, km *keyMeta) {
 	}
 	if ce := m[string(key)]; ce != nil {
 		ce.km = *km
-		ce.km.rec, ce.km.recLast, ce.km.recN, ce.km.recIdx, ce.km.hasRec = ID{}, ID{}, 0, 0, false
+		ce.km.rec, ce.km.recLast, ce.km.recN, ce.km.recIdx = ID{}, ID{}, 0, 0
 		return
 	}
 	ce := &cacheEntry{db: db, key: string(key), km: *km}
-	ce.km.rec, ce.km.recLast, ce.km.recN, ce.km.recIdx, ce.km.hasRec = ID{}, ID{}, 0, 0, false
+	ce.km.rec, ce.km.recLast, ce.km.recN, ce.km.recIdx = ID{}, ID{}, 0, 0
 	if len(c.ring) < c.max {
 		ce.slot = len(c.ring)
 		c.ring = append(c.ring, ce)

@@ -47,7 +47,7 @@ const (
 // the record costs the new entry's bytes, not a rewrite of the record
 // (txBatch.extendDeferredAt).
 func (tx *Tx) addEntry(s *streamRef, id ID, v []byte) error {
-	if s.hasRec && s.recN < recordMaxEntries && !s.rec.Less(s.sm.Tail) {
+	if s.recN > 0 && s.recN < recordMaxEntries && !s.rec.Less(s.sm.Tail) {
 		tx.rkey = s.appendEntryKey(tx.rkey[:0], s.rec)
 		if old, ok := tx.b.deferredAt(s.recIdx, tx.rkey); ok {
 			if s.recN == 1 {
@@ -73,7 +73,7 @@ func (tx *Tx) addEntry(s *streamRef, id ID, v []byte) error {
 	}
 	tx.rkey = s.appendEntryKey(tx.rkey[:0], id)
 	s.recIdx = tx.b.SetDeferredAppend(tx.rkey, v)
-	s.rec, s.recLast, s.recN, s.hasRec = id, id, 1, true
+	s.rec, s.recLast, s.recN = id, id, 1
 	return nil
 }
 
@@ -172,10 +172,6 @@ func (tx *Tx) deleteFound(f foundEntry, id ID) error {
 	if !storage.IsEntryRecord(f.value) {
 		return tx.b.Delete(f.key)
 	}
-	ms, seq, err := storage.DecodeIDSuffix(f.key)
-	if err != nil {
-		return err
-	}
 	es, err := appendRecordEntries(nil, f.key, f.value)
 	if err != nil {
 		return err
@@ -186,15 +182,19 @@ func (tx *Tx) deleteFound(f foundEntry, id ID) error {
 			kept = append(kept, e)
 		}
 	}
-	return tx.putRecord(f.key, ID{ms, seq}, kept)
+	return tx.putRecord(f.key, kept)
 }
 
-// putRecord writes the record keyed key (whose ID is keyID) to hold es,
-// or deletes it if es is empty.
-func (tx *Tx) putRecord(key []byte, keyID ID, es []recEntry) error {
+// putRecord writes the record keyed key to hold es, or deletes it if es
+// is empty.
+func (tx *Tx) putRecord(key []byte, es []recEntry) error {
 	if len(es) == 0 {
 		return tx.b.Delete(key)
 	}
-	tx.vbuf = appendRecord(tx.vbuf[:0], keyID, es)
+	ms, seq, err := storage.DecodeIDSuffix(key)
+	if err != nil {
+		return err
+	}
+	tx.vbuf = appendRecord(tx.vbuf[:0], ID{ms, seq}, es)
 	return tx.b.Set(key, tx.vbuf)
 }

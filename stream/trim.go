@@ -146,11 +146,7 @@ func (tx *Tx) trimNode(s *streamRef, node *Node, t Trim, length int64) (int64, e
 			continue
 		}
 		if gone > 0 {
-			ms, seq, err := storage.DecodeIDSuffix(it.Key())
-			if err != nil {
-				return 0, err
-			}
-			if err := tx.putRecord(append([]byte(nil), it.Key()...), ID{ms, seq}, es[gone:]); err != nil {
+			if err := tx.putRecord(append([]byte(nil), it.Key()...), es[gone:]); err != nil {
 				return 0, err
 			}
 		}

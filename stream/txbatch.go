@@ -71,7 +71,6 @@ type deferredRec struct {
 	key, val []byte
 	live     bool
 	lazy     bool
-	appended bool // an entry record: written with SetAppend
 }
 
 // deferredUndo is what recs[i] held before a change.
@@ -226,14 +225,10 @@ func (b *txBatch) SetDeferred(key, value []byte) {
 	b.setDeferred(key, b.copy(value), false)
 }
 
-// SetDeferredAppend is SetDeferred of a new entry record, which reaches
-// the batch through SetAppend (records.go). It returns the record's
-// place, for deferredAt.
+// SetDeferredAppend is SetDeferred of a new entry record (records.go),
+// returning the record's place, for deferredAt.
 func (b *txBatch) SetDeferredAppend(key, value []byte) int {
-	b.setDeferred(key, b.copy(value), false)
-	i := b.find(key)
-	b.recs[i].appended = true
-	return i
+	return b.setDeferred(key, b.copy(value), false)
 }
 
 // deferredAt returns the value of the record deferred at place i, if it
@@ -244,7 +239,7 @@ func (b *txBatch) deferredAt(i int, key []byte) ([]byte, bool) {
 		return nil, false
 	}
 	r := &b.recs[i]
-	if !r.live || r.lazy || !r.appended || string(r.key) != string(key) {
+	if !r.live || r.lazy || string(r.key) != string(key) {
 		return nil, false
 	}
 	return r.val, true
@@ -283,12 +278,14 @@ func (b *txBatch) SetDeferredLazy(key []byte) {
 	b.setDeferred(key, nil, true)
 }
 
-func (b *txBatch) setDeferred(key, v []byte, lazy bool) {
+// setDeferred defers the write of v under key and returns the record's
+// place in recs.
+func (b *txBatch) setDeferred(key, v []byte, lazy bool) int {
 	if i := b.find(key); i >= 0 {
 		r := &b.recs[i]
 		b.undo = append(b.undo, deferredUndo{i: i, val: r.val, live: r.live, lazy: r.lazy})
 		b.restore(i, v, true, lazy)
-		return
+		return i
 	}
 	b.recs = append(b.recs, deferredRec{key: b.copy(key), val: v, live: true, lazy: lazy})
 	b.live++
@@ -301,6 +298,7 @@ func (b *txBatch) setDeferred(key, v []byte, lazy bool) {
 	case n > deferredIndexMin:
 		b.ix[string(key)] = n - 1
 	}
+	return len(b.recs) - 1
 }
 
 // Set stores value under key now, voiding a deferred write of key.
@@ -430,11 +428,9 @@ func (b *txBatch) write(i int) error {
 		return err
 	}
 	r := &b.recs[i]
-	set := b.Batch.Set
-	if r.appended {
-		set = b.Batch.SetAppend
-	}
-	if err := set(r.key, r.val); err != nil {
+	// SetAppend keeps an entry record out of the batch's index, as
+	// XADD's own writes are, and writes any other record as Set does.
+	if err := b.Batch.SetAppend(r.key, r.val); err != nil {
 		return err
 	}
 	b.change(i, r.val, false)

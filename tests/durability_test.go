@@ -197,6 +197,7 @@ func TestKill9UnderLoad(t *testing.T) {
 // restart.
 func TestMetaCacheSizes(t *testing.T) {
 	t.Parallel()
+	eddyOnly(t, "--meta-cache-keys is Eddy's")
 	var cmds [][]string
 	for i := range 60 {
 		key := fmt.Sprintf("s%d", i%7)

@@ -202,6 +202,7 @@ func TestMalformedRESP(t *testing.T) {
 // and one writer of a sync.
 func TestInfoCommitsAndSyncs(t *testing.T) {
 	t.Parallel()
+	eddyOnly(t, "the eddy_ INFO fields are Eddy's")
 	e := startEddy(t)
 	c := e.Client()
 	ctx := testContext(t)
@@ -258,6 +259,7 @@ func TestInfoCommitsAndSyncs(t *testing.T) {
 
 func TestInfoWriteStalls(t *testing.T) {
 	t.Parallel()
+	eddyOnly(t, "the eddy_ INFO fields are Eddy's")
 	e := startEddy(t)
 	c := e.Client()
 	ctx := testContext(t)

@@ -104,6 +104,15 @@ func startRedis(t testing.TB, args ...string) *redisProc {
 	return &redisProc{newServerProc(t, "redis", append(base, args...))}
 }
 
+// eddyOnly skips a test of something Redis does not do, or does otherwise,
+// when the suite runs against Redis (EDDY_TEST_AGAINST_REDIS=1).
+func eddyOnly(t testing.TB, why string) {
+	t.Helper()
+	if againstRedis {
+		t.Skip(why)
+	}
+}
+
 func requireRedisServer(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
@@ -136,8 +145,11 @@ type serverProc struct {
 	name  string   // for messages: "eddy", "redis", "redis as eddy"
 	args  []string // flags after --port/--dir
 	dir   string
-	redis bool // a redis-server (name is not "eddy"): pick a port and poll PING instead of the log
-	log   *logBuffer
+	redis bool // a redis-server (name is not "eddy"): the harness picks its port
+	// pickPort gives a redis-server's port; freePort unless a test of the
+	// harness says otherwise.
+	pickPort func() (int, error)
+	log      *logBuffer
 
 	mu   sync.Mutex    // guards cmd, addr, done
 	cmd  *exec.Cmd     // the running process, nil when stopped
@@ -147,13 +159,22 @@ type serverProc struct {
 
 func newServerProc(t testing.TB, name string, args []string) *serverProc {
 	t.Helper()
+	p := stoppedServerProc(t, name, args)
+	p.start()
+	return p
+}
+
+// stoppedServerProc makes a serverProc that start will launch; t's cleanup
+// stops it.
+func stoppedServerProc(t testing.TB, name string, args []string) *serverProc {
 	p := &serverProc{
-		t:     t,
-		name:  name,
-		args:  args,
-		dir:   t.TempDir(),
-		redis: name != "eddy",
-		log:   &logBuffer{},
+		t:        t,
+		name:     name,
+		args:     args,
+		dir:      t.TempDir(),
+		redis:    name != "eddy",
+		log:      &logBuffer{},
+		pickPort: freePort,
 	}
 	t.Cleanup(func() {
 		if err := p.stop(syscall.SIGTERM); err != nil {
@@ -166,7 +187,6 @@ func newServerProc(t testing.TB, name string, args []string) *serverProc {
 			t.Logf("%s log (%s):\n%s", p.name, p.dir, p.log.String())
 		}
 	})
-	p.start()
 	return p
 }
 
@@ -258,13 +278,16 @@ func (p *serverProc) start() {
 
 var errExited = errors.New("exited before it was ready")
 
-var readyLine = regexp.MustCompile(`msg="eddy ready" addr=(\S+)`)
+var (
+	readyLine      = regexp.MustCompile(`msg="eddy ready" addr=(\S+)`)
+	redisReadyLine = regexp.MustCompile(`\* Ready to accept connections`)
+)
 
 func (p *serverProc) launch(deadline time.Time) error {
 	var cmd *exec.Cmd
 	var addr string
 	if p.redis {
-		port, err := freePort()
+		port, err := p.pickPort()
 		if err != nil {
 			return err
 		}
@@ -278,7 +301,11 @@ func (p *serverProc) launch(deadline time.Time) error {
 		// its SingleDeletes rely on (stream/group_store.go).
 		cmd.Env = append(os.Environ(), "EDDY_CHECK_PEL=1")
 	}
-	ready := p.log.watch(readyLine)
+	readyRe := readyLine
+	if p.redis {
+		readyRe = redisReadyLine
+	}
+	ready := p.log.watch(readyRe)
 	cmd.Stdout = p.log
 	cmd.Stderr = p.log
 	fmt.Fprintf(p.log, "### %s: %s\n", time.Now().Format(time.TimeOnly), strings.Join(cmd.Args, " "))
@@ -301,50 +328,23 @@ func (p *serverProc) launch(deadline time.Time) error {
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	if !p.redis {
-		select {
-		case m := <-ready:
+	// Each server says when it listens, in its own output. Polling the
+	// port instead is not enough: when redis-server loses the race for
+	// its port, whoever took it may answer PING (CI saw an Eddy of a
+	// parallel test do so).
+	select {
+	case m := <-ready:
+		if !p.redis {
 			p.mu.Lock()
 			p.addr = m[1]
 			p.mu.Unlock()
-			return nil
-		case <-done:
-			return errExited
-		case <-timer.C:
-			return fail(fmt.Errorf("no %q log line within %v", "eddy ready", readyTimeout))
 		}
+		return nil
+	case <-done:
+		return errExited
+	case <-timer.C:
+		return fail(fmt.Errorf("no %q log line within %v", readyRe, readyTimeout))
 	}
-	// redis-server: poll PING until it answers.
-	for {
-		if err := pingOnce(addr); err == nil {
-			return nil
-		}
-		select {
-		case <-done:
-			return errExited
-		case <-timer.C:
-			return fail(fmt.Errorf("no PONG within %v", readyTimeout))
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-func pingOnce(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	buf := make([]byte, 7)
-	n, _ := c.Read(buf)
-	if string(buf[:n]) != "+PONG\r\n" {
-		return fmt.Errorf("PING answered %q", buf[:n])
-	}
-	return nil
 }
 
 // stop signals the process, escalates to SIGKILL after stopTimeout, and
@@ -454,5 +454,64 @@ func TestHarnessStandInArgs(t *testing.T) {
 	want := "--save  --appendonly yes --appendfsync always --x 1"
 	if got != want {
 		t.Errorf("redisStandInArgs = %q, want %q", got, want)
+	}
+}
+
+// TestHarnessRedisPortTaken gives redis-server a port that another server
+// holds, one that answers PING as Redis would (in CI it was a parallel
+// test's Eddy). The harness must notice that its own redis-server never
+// listened, and start it on another port, rather than hand the test the
+// stranger.
+func TestHarnessRedisPortTaken(t *testing.T) {
+	t.Parallel()
+	requireRedisServer(t)
+	stranger, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	go func() {
+		for {
+			c, err := stranger.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 512)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+					if _, err := c.Write([]byte("+PONG\r\n")); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+
+	p := stoppedServerProc(t, "redis", []string{"--save", "", "--appendonly", "no"})
+	picks := 0
+	p.pickPort = func() (int, error) {
+		picks++
+		if picks == 1 {
+			return stranger.Addr().(*net.TCPAddr).Port, nil
+		}
+		return freePort()
+	}
+	p.start()
+	if picks < 2 {
+		t.Fatalf("the harness took the stranger's port for its redis-server (ports picked: %d)", picks)
+	}
+	info, err := p.Client().InfoMap(context.Background(), "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	pid := p.cmd.Process.Pid
+	p.mu.Unlock()
+	if got := info["Server"]["process_id"]; got != strconv.Itoa(pid) {
+		t.Errorf("INFO server process_id = %q, want the harness's redis-server, pid %d", got, pid)
 	}
 }

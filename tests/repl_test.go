@@ -18,9 +18,7 @@ import (
 
 func skipAgainstRedis(t *testing.T) {
 	t.Helper()
-	if againstRedis {
-		t.Skip("replication tests drive two Eddy processes")
-	}
+	eddyOnly(t, "replication tests drive two Eddy processes")
 }
 
 // startReplica starts an Eddy following primaryAddr and waits for its

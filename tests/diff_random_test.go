@@ -37,7 +37,10 @@ func TestDiffRandomGroups(t *testing.T) {
 	runRandomDiff(t, false, func(g *cmdGen) { g.groups = true })
 }
 
-func runRandomDiff(t *testing.T, xinfo bool, opts ...func(*cmdGen)) {
+// startRandomDiff starts a random run of n commands (a fifth with
+// -short) on a fresh pair of servers. Its seed is EDDY_DIFF_SEED, else
+// the clock's.
+func startRandomDiff(t *testing.T, n int, opts ...func(*cmdGen)) (uint64, int, *diffSession, *cmdGen) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("EDDY_DIFF_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -47,21 +50,24 @@ func runRandomDiff(t *testing.T, xinfo bool, opts ...func(*cmdGen)) {
 		seed = v
 	}
 	t.Logf("seed %d (replay with EDDY_DIFF_SEED=%d)", seed, seed)
-
-	n := 4000
-	if xinfo {
-		n = 2000
-	}
 	if testing.Short() {
 		n /= 5
 	}
 	d := newDiffPair(t)
 	d.reset(t)
-	s := d.session(t)
 	g := newCmdGen(seed)
 	for _, o := range opts {
 		o(g)
 	}
+	return seed, n, d.session(t), g
+}
+
+func runRandomDiff(t *testing.T, xinfo bool, opts ...func(*cmdGen)) {
+	n := 4000
+	if xinfo {
+		n = 2000
+	}
+	seed, n, s, g := startRandomDiff(t, n, opts...)
 	var history []string
 	if xinfo {
 		g.xinfo = true
@@ -78,10 +84,83 @@ func runRandomDiff(t *testing.T, xinfo bool, opts ...func(*cmdGen)) {
 		sent = append(sent, args)
 		history = append(history, quoteArgs(args))
 		if msg := s.step(1, args); msg != "" {
-			from := max(0, len(history)-30)
-			t.Fatalf("seed %d, command %d of %d:\n%s\nlast %d commands:\n  %s\ncommands naming the same keys:\n  %s",
-				seed, i+1, n, msg, len(history)-from, strings.Join(history[from:], "\n  "),
-				strings.Join(sameKeyHistory(sent, g.keys), "\n  "))
+			failRandomDiff(t, seed, i+1, n, msg, history, sent, g.keys)
+		}
+	}
+}
+
+// failRandomDiff ends a random run that found a difference after command
+// i of n, with the commands that led there.
+func failRandomDiff(t *testing.T, seed uint64, i, n int, msg string, history []string, sent [][]string, keys []string) {
+	t.Helper()
+	from := max(0, len(history)-30)
+	t.Fatalf("seed %d, command %d of %d:\n%s\nlast %d commands:\n  %s\ncommands naming the same keys:\n  %s",
+		seed, i, n, msg, len(history)-from, strings.Join(history[from:], "\n  "),
+		strings.Join(sameKeyHistory(sent, keys), "\n  "))
+}
+
+// TestDiffRandomPipelined is TestDiffRandomGroups with the commands sent
+// in bursts, each in one write. Eddy's event loop runs the writes a
+// client sent together as one group commit, and packs the entries a
+// group appends to a stream into shared records (stream/records.go),
+// which no command sent alone makes. So half the bursts are appends
+// (explicit IDs, some with trims) to one or two streams, with an XDEL
+// now and then, and the other half what the generator gives; the reads
+// that follow meet the packed records, and so do XDEL, XTRIM, the groups'
+// reads and claims, and MULTI.
+func TestDiffRandomPipelined(t *testing.T) {
+	t.Parallel()
+	seed, n, s, g := startRandomDiff(t, 4000, func(g *cmdGen) { g.groups = true })
+	var history []string
+	var sent [][]string
+	for len(sent) < n {
+		var cmds [][]string
+		if g.chance(0.5) {
+			keys := []string{g.streamKey(), g.streamKey()}
+			for range 2 + g.r.IntN(30) {
+				k := keys[g.r.IntN(len(keys))]
+				if g.chance(0.05) {
+					cmds = append(cmds, []string{"XDEL", k, g.id(k)})
+					continue
+				}
+				a := []string{"XADD", k}
+				if g.chance(0.08) {
+					a = append(a, g.trimArgs(k)...)
+				}
+				a = append(a, g.addID(k))
+				cmds = append(cmds, append(a, g.fields()...))
+			}
+		} else {
+			for range 1 + g.r.IntN(12) {
+				cmds = append(cmds, g.next())
+			}
+		}
+		// A command whose reply is reworked (KEYS, SCAN, CONFIG GET)
+		// goes alone, between the bursts before and after it.
+		for len(cmds) > 0 {
+			j := slices.IndexFunc(cmds, func(a []string) bool { return !comparatorFor(a).pipelined() })
+			burst := cmds
+			if j >= 0 {
+				burst = cmds[:j]
+			}
+			for _, a := range burst {
+				sent = append(sent, a)
+				history = append(history, "(burst) "+quoteArgs(a))
+			}
+			if len(burst) > 0 {
+				if msg := s.burst(1, burst); msg != "" {
+					failRandomDiff(t, seed, len(sent), n, msg, history, sent, g.keys)
+				}
+			}
+			if j < 0 {
+				break
+			}
+			sent = append(sent, cmds[j])
+			history = append(history, quoteArgs(cmds[j]))
+			if msg := s.step(1, cmds[j]); msg != "" {
+				failRandomDiff(t, seed, len(sent), n, msg, history, sent, g.keys)
+			}
+			cmds = cmds[j+1:]
 		}
 	}
 }

@@ -156,11 +156,11 @@ func (s *diffSession) step(conn int, args []string) string {
 		s.conns[conn] = pair
 	}
 	rule := comparatorFor(args)
-	refReply, err := rule.exchange(pair[0], args)
+	refReply, err := rule.do(pair[0], args)
 	if err != nil {
 		s.t.Fatalf("redis did not answer %s: %v (a broken test case?)", quoteArgs(args), err)
 	}
-	subReply, subErr := rule.exchange(pair[1], args)
+	subReply, subErr := rule.do(pair[1], args)
 	if s.d.dump {
 		s.t.Logf("@%d> %s\n  redis: %q\n  eddy:  %q", conn, quoteArgs(args), refReply, subReply)
 	}
@@ -181,17 +181,77 @@ func (s *diffSession) step(conn int, args []string) string {
 
 func indent(s string) string { return "       " + strings.ReplaceAll(s, "\n", "\n       ") }
 
+// burst sends cmds on connection conn of both sides in one write, so
+// that a server reads them together, then reads and compares their
+// replies in order. It returns "" when all match, else an account of the
+// first difference. Every command's stepRule must be one reply read as
+// it comes (pipelined).
+func (s *diffSession) burst(conn int, cmds [][]string) string {
+	s.t.Helper()
+	pair, ok := s.conns[conn]
+	if !ok {
+		pair = [2]*rawConn{dialRaw(s.t, s.d.ref.Addr()), dialRaw(s.t, s.d.sub.Addr())}
+		s.conns[conn] = pair
+	}
+	var req []byte
+	for _, args := range cmds {
+		if !comparatorFor(args).pipelined() {
+			s.t.Fatalf("%s cannot be pipelined (a broken test?)", quoteArgs(args))
+		}
+		req = append(req, encodeCommand(args)...)
+	}
+	var replies [2][][]byte
+	for side, c := range pair {
+		if err := c.SendRaw(req); err != nil {
+			s.t.Fatalf("sending a burst of %d: %v", len(cmds), err)
+		}
+		for range cmds {
+			b, err := c.Read()
+			if err != nil && side == 0 {
+				s.t.Fatalf("redis did not answer a burst of %d: %v (a broken test case?)", len(cmds), err)
+			}
+			if err != nil {
+				return fmt.Sprintf("eddy did not answer all of a burst of %d: %v", len(cmds), err)
+			}
+			replies[side] = append(replies[side], b)
+		}
+	}
+	for i, args := range cmds {
+		ref, sub := replies[0][i], replies[1][i]
+		if s.d.dump {
+			s.t.Logf("@%d burst %d/%d> %s\n  redis: %q\n  eddy:  %q", conn, i+1, len(cmds), quoteArgs(args), ref, sub)
+		}
+		if rule := comparatorFor(args); !rule.equal(ref, sub) {
+			return fmt.Sprintf("command %d of a burst of %d\n> %s\nredis: %q\n%s\neddy:  %q\n%s", i+1, len(cmds),
+				quoteArgs(args), ref, indent(formatReply(ref)), sub, indent(formatReply(sub)))
+		}
+	}
+	return ""
+}
+
 // stepRule says how one command is exchanged and compared.
 type stepRule struct {
+	// exchange sends the command and returns the reply to compare; nil
+	// is doArgs, the reply as it comes, which can also be pipelined
+	// (burst). The others send more commands or rework the reply.
 	exchange func(c *rawConn, args []string) ([]byte, error)
 	equal    func(ref, sub []byte) bool
 	note     string
 }
 
+func (r stepRule) pipelined() bool { return r.exchange == nil }
+
+func (r stepRule) do(c *rawConn, args []string) ([]byte, error) {
+	if r.exchange == nil {
+		return doArgs(c, args)
+	}
+	return r.exchange(c, args)
+}
+
 // comparatorFor is the one place that decides which replies are not
 // compared byte for byte, and why. Everything not listed is exact.
 func comparatorFor(args []string) stepRule {
-	exact := stepRule{exchange: doArgs, equal: bytes.Equal}
+	exact := stepRule{equal: bytes.Equal}
 	switch strings.ToUpper(args[0]) {
 	case "KEYS":
 		// Hash-table order is an implementation detail.
@@ -202,7 +262,7 @@ func comparatorFor(args []string) stepRule {
 		return stepRule{exchange: scanAll, equal: bytes.Equal, note: "as the sorted union of a full iteration"}
 	case "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME":
 		// The clock moves between the two servers' replies.
-		return stepRule{exchange: doArgs, equal: closeIntegers, note: "within clock tolerance"}
+		return stepRule{equal: closeIntegers, note: "within clock tolerance"}
 	case "CONFIG":
 		if len(args) > 1 && strings.EqualFold(args[1], "GET") {
 			// A pattern's matches come in hash-table order.
@@ -210,7 +270,7 @@ func comparatorFor(args []string) stepRule {
 		}
 	case "HELLO":
 		// The reply names the server, its version and a connection id.
-		return stepRule{exchange: doArgs, equal: sameShape, note: "by shape"}
+		return stepRule{equal: sameShape, note: "by shape"}
 	case "XPENDING", "XINFO":
 		// Idle times, delivery and seen times are the wall clock.
 		if r, ok := groupTimesRule(args); ok {
@@ -219,7 +279,7 @@ func comparatorFor(args []string) stepRule {
 	case "XADD":
 		if xaddID(args) == "*" {
 			// An automatic ID is the wall clock in milliseconds.
-			return stepRule{exchange: doArgs, equal: sameIDShape, note: "as stream IDs of any value"}
+			return stepRule{equal: sameIDShape, note: "as stream IDs of any value"}
 		}
 	}
 	return exact

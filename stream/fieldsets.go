@@ -78,7 +78,7 @@ func (tx *Tx) cacheFieldSets(s *streamRef, f *fieldSets) {
 		return
 	}
 	c.mu.Lock()
-	if ce := c.dbs[s.db][string(s.key)]; ce != nil && ce.km.sets == nil &&
+	if ce := c.dbs[s.db][string(s.key)]; ce != nil && !ce.km.absent && ce.km.sets == nil &&
 		ce.km.meta.Version == s.meta.Version && ce.km.sm.FieldSets == uint64(len(f.names)) {
 		ce.km.sets = f
 	}

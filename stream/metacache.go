@@ -22,7 +22,11 @@ import (
 //     group commit, a function that fails has its staging undone from
 //     Tx.undo (commit.go) before the next one runs.
 //   - A miss is filled from storage only when the transaction has not
-//     changed the key, so the value read is the committed one.
+//     changed the key, so the value read is the committed one. A key
+//     storage does not hold is filled too, as absent (keyMeta.absent):
+//     reads of a key that does not exist yet (XREAD, XLEN, EXISTS of a
+//     stream to come) then cost no Pebble Get each. Every write of a
+//     metadata record is staged, so publishing one replaces the entry.
 //
 // Locking: readers share Engine.mu and a writer builds its batch without
 // it, so both take metaCache.mu around each access (a hit sets a
@@ -60,6 +64,9 @@ type keyMeta struct {
 	// to the next; they mean nothing outside it, and the cache drops them.
 	rec, recLast ID
 	recN, recIdx int
+	// absent marks a cache entry for a key storage does not hold; only
+	// the cache sets it (readMeta).
+	absent bool
 }
 
 // metaCache is the bounded map from (db, key) to keyMeta.
@@ -214,13 +221,21 @@ func (tx *Tx) readMeta(db int, key []byte) (keyMeta, bool, error) {
 		km, ok := c.get(db, key)
 		c.mu.Unlock()
 		if ok {
-			return km, true, nil
+			return km, !km.absent, nil
 		}
 	}
 	tx.kbuf = storage.AppendMetaKey(tx.kbuf[:0], db, key)
 	v, ok, err := tx.r.Get(tx.kbuf)
-	if err != nil || !ok {
+	if err != nil {
 		return keyMeta{}, false, err
+	}
+	if !ok {
+		if clean && c != nil {
+			c.mu.Lock()
+			c.put(db, key, &keyMeta{absent: true})
+			c.mu.Unlock()
+		}
+		return keyMeta{}, false, nil
 	}
 	km, err := decodeKeyMeta(v)
 	if err != nil {

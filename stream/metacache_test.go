@@ -152,6 +152,12 @@ func checkCache(tx *Tx) error {
 		if err != nil {
 			return err
 		}
+		if ce.km.absent {
+			if ok {
+				return fmt.Errorf("cache holds %d/%q as absent, storage holds %+v", ce.db, ce.key, km)
+			}
+			continue
+		}
 		if !ok {
 			return fmt.Errorf("cache holds %d/%q, storage does not", ce.db, ce.key)
 		}

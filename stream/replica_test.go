@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -62,5 +63,42 @@ func TestFullSyncPausesGC(t *testing.T) {
 				t.Fatal("the collector stayed paused after the full sync")
 			}
 		})
+	}
+}
+
+// A replica's reader that found a stream missing (the metadata cache then
+// holds it as absent) must see it once the primary's batch creating it is
+// applied, and see it gone again after the batch deleting it.
+func TestReplicaSeesStreamItReadAsMissing(t *testing.T) {
+	var batches [][]byte
+	primary := openTestEngine(t, Options{OnApply: func(repr []byte, _ []Change) {
+		batches = append(batches, bytes.Clone(repr))
+	}})
+	replicaDB, replica := openStoreEngine(t, storage.InMemory(), Options{})
+	defer replicaDB.Close()
+	replica.SetFollower(true)
+	for i, step := range []struct {
+		write func(tx *Tx) error
+		want  int64
+	}{
+		{func(tx *Tx) error {
+			_, _, err := tx.XAdd(0, []byte("s"), &XAddArgs{Auto: true, Fields: fv("f", "v")})
+			return err
+		}, 1},
+		{func(tx *Tx) error { _, err := tx.Del(0, []byte("s")); return err }, 0},
+	} {
+		if n := xlen(t, replica, 0, "s"); n != 1-step.want {
+			t.Fatalf("step %d: XLEN before the batch %d, want %d", i, n, 1-step.want)
+		}
+		mustUpdate(t, primary, step.write)
+		if err := replica.ApplyReplicated(batches[len(batches)-1], nil, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := xlen(t, replica, 0, "s"); n != step.want {
+			t.Fatalf("step %d: XLEN after the batch %d, want %d", i, n, step.want)
+		}
+	}
+	if km, ok := replica.cache.get(0, []byte("s")); !ok || !km.absent {
+		t.Errorf("the deleted stream's cache entry: %+v, %v; want absent", km, ok)
 	}
 }

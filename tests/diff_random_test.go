@@ -384,21 +384,18 @@ func (g *cmdGen) next() []string {
 		g.inMulti = false
 		return []string{g.pick("EXEC", "EXEC", "EXEC", "DISCARD")}
 	}
-	if g.xinfo && g.chance(0.04) {
-		a := []string{"XINFO", "STREAM", g.streamKey()}
-		if g.chance(0.3) {
-			a = append(a, "FULL")
-		}
-		// Within MULTI the reply is EXEC's, compared exactly: not FULL
-		// with its wall-clock times.
-		if !g.inMulti || comparatorFor(a).note == "" {
-			return a
-		}
-	}
 	for {
-		a := g.any()
-		if g.groups && g.chance(0.4) {
+		var a []string
+		switch {
+		case g.xinfo && g.chance(0.04):
+			a = []string{"XINFO", "STREAM", g.streamKey()}
+			if g.chance(0.3) {
+				a = append(a, "FULL") // with groups, wall-clock times
+			}
+		case g.groups && g.chance(0.4):
 			a = g.groupCmd()
+		default:
+			a = g.any()
 		}
 		if g.inMulti && comparatorFor(a).note != "" {
 			continue

@@ -149,12 +149,7 @@ type diffSession struct {
 // when the replies match, else a readable account of the difference.
 func (s *diffSession) step(conn int, args []string) string {
 	s.t.Helper()
-	pair, ok := s.conns[conn]
-	if !ok {
-		// Owned by the case's subtest: closed when the case ends.
-		pair = [2]*rawConn{dialRaw(s.t, s.d.ref.Addr()), dialRaw(s.t, s.d.sub.Addr())}
-		s.conns[conn] = pair
-	}
+	pair := s.pair(conn)
 	rule := comparatorFor(args)
 	refReply, err := rule.do(pair[0], args)
 	if err != nil {
@@ -171,12 +166,28 @@ func (s *diffSession) step(conn int, args []string) string {
 	if rule.equal(refReply, subReply) {
 		return ""
 	}
+	return rule.account(args, refReply, subReply)
+}
+
+// pair returns connection conn of both sides (redis, eddy), opening it on
+// first use; the case's subtest owns it and closes it when the case ends.
+func (s *diffSession) pair(conn int) [2]*rawConn {
+	pair, ok := s.conns[conn]
+	if !ok {
+		pair = [2]*rawConn{dialRaw(s.t, s.d.ref.Addr()), dialRaw(s.t, s.d.sub.Addr())}
+		s.conns[conn] = pair
+	}
+	return pair
+}
+
+// account is a readable account of replies to args that differ.
+func (r stepRule) account(args []string, ref, sub []byte) string {
 	how := ""
-	if rule.note != "" {
-		how = " (compared " + rule.note + ")"
+	if r.note != "" {
+		how = " (compared " + r.note + ")"
 	}
 	return fmt.Sprintf("> %s%s\nredis: %q\n%s\neddy:  %q\n%s", quoteArgs(args), how,
-		refReply, indent(formatReply(refReply)), subReply, indent(formatReply(subReply)))
+		ref, indent(formatReply(ref)), sub, indent(formatReply(sub)))
 }
 
 func indent(s string) string { return "       " + strings.ReplaceAll(s, "\n", "\n       ") }
@@ -188,11 +199,7 @@ func indent(s string) string { return "       " + strings.ReplaceAll(s, "\n", "\
 // it comes (pipelined).
 func (s *diffSession) burst(conn int, cmds [][]string) string {
 	s.t.Helper()
-	pair, ok := s.conns[conn]
-	if !ok {
-		pair = [2]*rawConn{dialRaw(s.t, s.d.ref.Addr()), dialRaw(s.t, s.d.sub.Addr())}
-		s.conns[conn] = pair
-	}
+	pair := s.pair(conn)
 	var req []byte
 	for _, args := range cmds {
 		if !comparatorFor(args).pipelined() {
@@ -222,8 +229,7 @@ func (s *diffSession) burst(conn int, cmds [][]string) string {
 			s.t.Logf("@%d burst %d/%d> %s\n  redis: %q\n  eddy:  %q", conn, i+1, len(cmds), quoteArgs(args), ref, sub)
 		}
 		if rule := comparatorFor(args); !rule.equal(ref, sub) {
-			return fmt.Sprintf("command %d of a burst of %d\n> %s\nredis: %q\n%s\neddy:  %q\n%s", i+1, len(cmds),
-				quoteArgs(args), ref, indent(formatReply(ref)), sub, indent(formatReply(sub)))
+			return fmt.Sprintf("command %d of a burst of %d\n%s", i+1, len(cmds), rule.account(args, ref, sub))
 		}
 	}
 	return ""

@@ -111,6 +111,9 @@ func (s *streamRef) forgetTail(master ID) {
 	}
 }
 
+// refSlabMin is the size of newRef's first slab of refs.
+const refSlabMin = 16
+
 // newRef returns a zeroed streamRef living as long as the transaction.
 func (tx *Tx) newRef() *streamRef {
 	if tx.nrefs < len(tx.refs) {
@@ -118,7 +121,12 @@ func (tx *Tx) newRef() *streamRef {
 		return &tx.refs[tx.nrefs-1]
 	}
 	if tx.nmore == len(tx.more) {
-		tx.more = append(tx.more, new(streamRef))
+		// A slab as large as what the transaction holds already: a group
+		// of n refs costs log n allocations, not n.
+		slab := make([]streamRef, max(refSlabMin, len(tx.more)))
+		for i := range slab {
+			tx.more = append(tx.more, &slab[i])
+		}
 	}
 	tx.nmore++
 	return tx.more[tx.nmore-1]

@@ -176,25 +176,30 @@ func TestGroupWithOnlyDeferredWrites(t *testing.T) {
 // behind its savepoint, as a full group commit (or a pipeline) runs
 // them: the metadata record and tail node are rewritten by each.
 func BenchmarkXAddBatched(b *testing.B) {
-	e := openBenchStore(b, storage.Options{Dir: b.TempDir(), CacheSize: 8 << 20, Sync: storage.SyncEverySec})
-	key := []byte("s")
-	a := XAddArgs{Auto: true, Fields: fv("field", "value")}
-	const group = 50
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := e.Update(func(tx *Tx) error {
-			for range group {
-				tx.Savepoint()
-				if _, _, err := tx.XAdd(0, key, &a); err != nil {
-					return err
+	// 400: the event loop's groups under XADD -P 16 from 50 clients with
+	// appendfsync always, which bring the clients back together.
+	for _, group := range []int{50, 400} {
+		b.Run(fmt.Sprintf("group=%d", group), func(b *testing.B) {
+			e := openBenchStore(b, storage.Options{Dir: b.TempDir(), CacheSize: 8 << 20, Sync: storage.SyncEverySec})
+			key := []byte("s")
+			a := XAddArgs{Auto: true, Fields: fv("field", "value")}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := e.Update(func(tx *Tx) error {
+					for range group {
+						tx.Savepoint()
+						if _, _, err := tx.XAdd(0, key, &a); err != nil {
+							return err
+						}
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
 				}
 			}
-			return nil
-		}); err != nil {
-			b.Fatal(err)
-		}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*group), "ns/xadd")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*group), "ns/xadd")
 }
 
 // TestDeferredIndexAfterRollback: a rollback that leaves fewer deferred

@@ -314,3 +314,60 @@ func TestReplicatedLongStreamsAreAppendTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestTxRefsAcrossSlabs: newRef hands out refs from slabs. Each ref is a
+// ref of its own, handed out zeroed, in a transaction recycled or not;
+// a recycled transaction keeps at most maxKeptRefs of them; and a group
+// that loads more streams than that commits them all.
+func TestTxRefsAcrossSlabs(t *testing.T) {
+	e := openTestEngine(t, Options{})
+	const n = 2*maxKeptRefs + 7
+	tx := e.newTx(nil, nil)
+	for round := range 2 {
+		refs := make([]*streamRef, n)
+		for i := range refs {
+			r := tx.newRef()
+			if r.db != 0 || r.recN != 0 || r.key != nil || r.sets != nil {
+				t.Fatalf("round %d: ref %d handed out dirty: db %d, recN %d", round, i, r.db, r.recN)
+			}
+			r.db, r.recN = i+1, 1
+			refs[i] = r
+		}
+		for i, r := range refs {
+			if r.db != i+1 {
+				t.Fatalf("round %d: ref %d is ref %d's too", round, i, r.db-1)
+			}
+		}
+		e.freeTx(tx)
+		if len(tx.more) != maxKeptRefs {
+			t.Fatalf("round %d: a recycled transaction keeps %d refs, want %d", round, len(tx.more), maxKeptRefs)
+		}
+	}
+
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	a := XAddArgs{Auto: true, Fields: fv("f", "v")}
+	if err := e.Update(func(tx *Tx) error {
+		for i := range n {
+			tx.Savepoint()
+			if _, _, err := tx.XAdd(0, keys[i%len(keys)], &a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		var got int64
+		if err := e.View(func(tx *Tx) (err error) { got, err = tx.XLen(0, k); return err }); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(n / len(keys))
+		if i < n%len(keys) {
+			want++
+		}
+		if got != want {
+			t.Errorf("XLEN %s = %d, want %d", k, got, want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -272,11 +271,7 @@ func TestLongStreamsAreAppendTargets(t *testing.T) {
 // stream they write is marked from its metadata record. (Nothing reads
 // the replica here, so the mark on a metadata cache load cannot stand in.)
 func TestReplicatedLongStreamsAreAppendTargets(t *testing.T) {
-	var batches [][]byte
-	primary := openTestEngine(t, Options{OnApply: func(repr []byte, _ []Change) {
-		batches = append(batches, bytes.Clone(repr))
-	}})
-	replicaDB, replica := openStoreEngine(t, storage.InMemory(), Options{})
+	primary, replicaDB, replica, batches := openPrimaryAndReplica(t)
 	defer replicaDB.Close()
 	version := func(key string) uint64 {
 		t.Helper()
@@ -301,10 +296,10 @@ func TestReplicatedLongStreamsAreAppendTargets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(batches) != i+1 {
-			t.Fatalf("%d batches after %d updates", len(batches), i+1)
+		if len(*batches) != i+1 {
+			t.Fatalf("%d batches after %d updates", len(*batches), i+1)
 		}
-		if err := replica.ApplyReplicated(batches[i], nil, nil, nil); err != nil {
+		if err := replica.ApplyReplicated((*batches)[i], nil, nil, nil); err != nil {
 			t.Fatalf("batch %d: %v", i, err)
 		}
 		long := replicaDB.IsAppendTarget(0, []byte("long"), version("long"))

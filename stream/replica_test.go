@@ -70,11 +70,7 @@ func TestFullSyncPausesGC(t *testing.T) {
 // holds it as absent) must see it once the primary's batch creating it is
 // applied, and see it gone again after the batch deleting it.
 func TestReplicaSeesStreamItReadAsMissing(t *testing.T) {
-	var batches [][]byte
-	primary := openTestEngine(t, Options{OnApply: func(repr []byte, _ []Change) {
-		batches = append(batches, bytes.Clone(repr))
-	}})
-	replicaDB, replica := openStoreEngine(t, storage.InMemory(), Options{})
+	primary, replicaDB, replica, batches := openPrimaryAndReplica(t)
 	defer replicaDB.Close()
 	replica.SetFollower(true)
 	for i, step := range []struct {
@@ -91,7 +87,7 @@ func TestReplicaSeesStreamItReadAsMissing(t *testing.T) {
 			t.Fatalf("step %d: XLEN before the batch %d, want %d", i, n, 1-step.want)
 		}
 		mustUpdate(t, primary, step.write)
-		if err := replica.ApplyReplicated(batches[len(batches)-1], nil, nil, nil); err != nil {
+		if err := replica.ApplyReplicated((*batches)[len(*batches)-1], nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if n := xlen(t, replica, 0, "s"); n != step.want {
@@ -101,4 +97,17 @@ func TestReplicaSeesStreamItReadAsMissing(t *testing.T) {
 	if km, ok := replica.cache.get(0, []byte("s")); !ok || !km.absent {
 		t.Errorf("the deleted stream's cache entry: %+v, %v; want absent", km, ok)
 	}
+}
+
+// openPrimaryAndReplica opens a primary engine whose applied batches are
+// collected in batches, in order, and an empty replica store and engine
+// to apply them to (ApplyReplicated); the caller closes replicaDB.
+func openPrimaryAndReplica(t *testing.T) (primary *Engine, replicaDB *storage.DB, replica *Engine, batches *[][]byte) {
+	t.Helper()
+	batches = new([][]byte)
+	primary = openTestEngine(t, Options{OnApply: func(repr []byte, _ []Change) {
+		*batches = append(*batches, bytes.Clone(repr))
+	}})
+	replicaDB, replica = openStoreEngine(t, storage.InMemory(), Options{})
+	return primary, replicaDB, replica, batches
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/eddy-streams/eddy/stream"
 )
 
-// syncGate is a file system whose log syncs wait while it is shut: the
+// syncGate is a file system whose journal syncs wait while it is shut: the
 // tests see what a server does while a sync is in flight.
 type syncGate struct {
 	vfs.FS
@@ -35,7 +35,7 @@ func (g *syncGate) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs
 }
 
 func (g *syncGate) wrap(name string, f vfs.File) vfs.File {
-	if f == nil || !strings.HasSuffix(name, ".log") {
+	if f == nil || !strings.HasSuffix(name, ".journal") {
 		return f
 	}
 	return &gatedFile{File: f, g: g}

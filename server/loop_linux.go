@@ -841,14 +841,14 @@ func (l *eventLoop) syncHeld(wait bool) {
 }
 
 // syncUnlocked runs a log sync on the loop's goroutine, unlocked from its
-// thread while it waits. The sync parks the goroutine until Pebble's log
-// writer, another goroutine, has written and synced the log. A locked
-// goroutine that parks gives its scheduler slot to another thread, and
-// when woken must be handed back to its own: two thread switches a sync,
-// each a futex wake-up that waits for a CPU the benchmark client shares.
-// Unlocked, the log writer runs on the loop's thread and slot (and keeps
-// the slot through the log's fdatasync: storage/logfs_linux.go), and the
-// loop goes on there once it is done. With appendfsync always and small
+// thread while it waits. The store's journal writes and syncs on the
+// calling goroutine (storage/journal.go), keeping the slot through a raw
+// fdatasync (storage/logfs_linux.go); but the sync parks the goroutine
+// when another is in flight (the everysec loop's, a big group's run on
+// its own goroutine), and a locked goroutine that parks gives its
+// scheduler slot to another thread, and when woken must be handed back
+// to its own: two thread switches, each a futex wake-up that waits for a
+// CPU the benchmark client shares. With appendfsync always and small
 // groups the loop syncs every turn, so this is on every reply's path.
 func syncUnlocked(db *storage.DB, writers int) error {
 	runtime.UnlockOSThread()

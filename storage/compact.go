@@ -20,6 +20,8 @@ func (db *DB) Compact(ctx context.Context) error {
 	return db.pdb.Compact(ctx, nil, compactEnd, true)
 }
 
-// DiskUsage is the bytes of the store's files (tables, logs, manifest) as
-// Pebble accounts them.
-func (db *DB) DiskUsage() uint64 { return db.pdb.Metrics().DiskSpaceUsage() }
+// DiskUsage is the bytes of the store's files: Pebble's (tables,
+// manifest) as it accounts them, and the journal's segments.
+func (db *DB) DiskUsage() uint64 {
+	return db.pdb.Metrics().DiskSpaceUsage() + uint64(db.journal.size.Load())
+}

@@ -34,7 +34,7 @@ type SyncMode int
 
 // Sync modes.
 const (
-	// SyncEverySec syncs the WAL at least once a second.
+	// SyncEverySec syncs the journal at least once a second.
 	SyncEverySec SyncMode = iota
 	// SyncAlways syncs before Commit returns; concurrent commits share a sync.
 	SyncAlways
@@ -80,14 +80,18 @@ type Options struct {
 	// slotWanted replaces goroutinesWaiting as DB.slotWanted; tests
 	// decide with it whether a log sync may be raw.
 	slotWanted func() bool
+	// journalSegmentSize replaces journalSegmentSize; tests make it
+	// small to see segments filled and released.
+	journalSegmentSize int64
 }
 
 // DB is an open store.
 type DB struct {
-	pdb    *pebble.DB
-	cache  interface{ Unref() }
-	logger *slog.Logger
-	syncer syncer
+	pdb     *pebble.DB
+	cache   interface{ Unref() }
+	logger  *slog.Logger
+	syncer  syncer
+	journal *journal // the write-ahead log (journal.go)
 
 	// mode is the SyncMode, read by every write and by the event loop
 	// for every reply.
@@ -110,12 +114,15 @@ type DB struct {
 	stalls  *writeStalls   // Pebble's write stops, for WriteStalls
 	targets *appendTargets // streams whose entries end a table (targets.go)
 
-	// rawLogSyncs counts the log syncs run as raw system calls (logFS,
-	// while the mode is SyncAlways).
+	// rawLogSyncs counts the journal syncs run as raw system calls
+	// (logFile, while the mode is SyncAlways).
 	rawLogSyncs atomic.Uint64
 	// slotWanted reports whether goroutines wait for a scheduler slot,
 	// when a log sync would keep its own (logfs_linux.go); nil is never.
 	slotWanted func() bool
+
+	// replayed is how many batches Open replayed from the journal.
+	replayed int
 
 	// applied counts the batches applied (apply): an IterCache's
 	// iterator shows the committed state while it has not moved.
@@ -155,34 +162,58 @@ func Open(opts Options) (*DB, error) {
 		targets: targets,
 	}
 	db.mode.Store(uint32(opts.Sync))
-	po := pebbleOptions(opts, cache, stalls, targets)
-	if opts.FS == vfs.Default {
-		// Only on the real file system: one a test puts in its place (a
-		// gate on syncs, a crashable one) sees every call.
-		po.FS = logFS{FS: po.FS, db: db}
+	// Only on the real file system are the journal's calls raw: one a
+	// test puts in its place (a gate on syncs, a crashable one) sees
+	// every call.
+	raw := opts.FS == vfs.Default
+	if raw {
 		db.slotWanted = goroutinesWaiting
 		if opts.slotWanted != nil {
 			db.slotWanted = opts.slotWanted
 		}
 	}
+	db.journal = newJournal(opts.FS, opts.Dir, raw, opts.journalSegmentSize, db)
+	po := pebbleOptions(opts, cache, stalls, targets)
+	// The journal is the write-ahead log (journal.go). A store that a
+	// binary with Pebble's WAL left unflushed is still recovered: Pebble
+	// replays any log it finds at Open and flushes it.
+	po.DisableWAL = true
+	po.EventListener.FlushEnd = db.journal.noteFlushed
 	pdb, err := pebble.Open(opts.Dir, po)
 	if err != nil {
 		cache.Unref()
 		return nil, err
 	}
 	db.pdb = pdb
-	db.syncer.sync = func() error { return pdb.LogData(nil, pebble.Sync) }
-	db.syncer.applied = &db.applied
-	if err := db.initFormat(); err != nil {
+	fail := func(err error) (*DB, error) {
+		if db.journal.seg != nil {
+			db.journal.close(false)
+		}
 		db.pdb.Close()
 		cache.Unref()
 		return nil, err
 	}
+	db.replayed, err = db.journal.recover(pdb)
+	if err != nil {
+		return fail(err)
+	}
+	if db.replayed > 0 {
+		db.logger.Info("journal replayed", "batches", db.replayed)
+	}
+	db.syncer.sync = func() error { return db.journal.write(true) }
+	db.syncer.applied = &db.applied
+	if err := db.initFormat(); err != nil {
+		return fail(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	db.cancel = cancel
-	db.wg.Add(2)
+	db.wg.Add(3)
 	go db.everySecLoop(ctx, opts.syncEvery)
 	go db.gcLoop(ctx)
+	go func() {
+		defer db.wg.Done()
+		db.journal.run(ctx.Done())
+	}()
 	db.KickGC()
 	return db, nil
 }
@@ -221,7 +252,7 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targe
 		// did not move beyond the noise. Memtables count fully toward
 		// RSS, whose target is 0.15x Redis's (588 MB for bigbench's 10M
 		// entries, so 88 MB): 73 MB with 8 MB memtables, 55 MB with 4,
-		// 110 MB with 16 (over). A larger memtable is more WAL to
+		// 110 MB with 16 (over). A larger memtable is more journal to
 		// replay after a crash; Close flushes it, so a clean restart
 		// replays nothing.
 		MemTableSize:                8 << 20,
@@ -421,7 +452,20 @@ func (db *DB) initFormat() error {
 	} else if !errors.Is(err, pebble.ErrNotFound) {
 		return err
 	}
-	return db.pdb.Set(storeKey(recordFormat), []byte(strconv.Itoa(FormatVersion)), pebble.Sync)
+	b := db.pdb.NewBatch()
+	defer b.Close()
+	if err := b.Set(storeKey(recordFormat), []byte(strconv.Itoa(FormatVersion)), nil); err != nil {
+		return err
+	}
+	if err := db.apply(b); err != nil {
+		return err
+	}
+	if err := db.journal.write(true); err != nil {
+		return err
+	}
+	// Flushed, the record is in the tables that checkFormat reads
+	// before the journal is replayed into them.
+	return db.pdb.Flush()
 }
 
 // SetSyncMode changes the durability policy (CONFIG SET appendfsync).
@@ -436,11 +480,14 @@ func (db *DB) syncMode() SyncMode { return SyncMode(db.mode.Load()) }
 func (db *DB) Close() error {
 	db.cancel()
 	db.wg.Wait()
-	err := db.pdb.LogData(nil, pebble.Sync)
-	// Flush the memtable so that the next Open has no log to replay:
+	err := db.journal.write(true)
+	// Flush the memtable so that the next Open has no journal to replay:
 	// replaying a full 8 MB memtable took 190-300 ms of start-up.
 	if ferr := db.pdb.Flush(); err == nil {
 		err = ferr
+	}
+	if jerr := db.journal.close(err == nil); err == nil {
+		err = jerr
 	}
 	if cerr := db.pdb.Close(); err == nil {
 		err = cerr
@@ -479,16 +526,35 @@ func (db *DB) NewIter(lower, upper []byte) (*Iter, error) {
 	return &Iter{it: it}, nil
 }
 
-// apply applies b to the committed state without syncing. Every batch
-// goes through here, so that applied moves once the batch is visible
-// (Pebble's Apply returns after publishing it): an iterator opened before
-// that point may not show it. Its bytes count toward the everysec loop's
-// sync ahead (unsynced).
+// apply applies b to the committed state and appends it to the journal,
+// without syncing. Every batch goes through here: the journal's order is
+// the order of applies, and applied moves once the batch is visible
+// (Pebble's Apply returns after publishing it), since an iterator opened
+// before that point may not show it, and once it is in the journal's
+// buffer, since a sync that starts after applied counts it must write it.
+// Its bytes count toward the everysec loop's sync ahead (unsynced).
 func (db *DB) apply(b *pebble.Batch) error {
+	j := db.journal
+	j.applyMu.Lock()
+	defer j.applyMu.Unlock()
+	defer db.applied.Add(1)
+	index := j.next
+	if err := j.setMarker(b, index); err != nil {
+		return err
+	}
 	db.unsynced.Add(int64(b.Len()))
-	err := db.pdb.Apply(b, pebble.NoSync)
-	db.applied.Add(1)
-	return err
+	if err := db.pdb.Apply(b, pebble.NoSync); err != nil {
+		return err
+	}
+	j.next++
+	buffered := j.appendFrame(index, uint64(b.SeqNum())+uint64(b.Count())-1, b.Repr())
+	if buffered >= journalWriteAhead && db.syncMode() != SyncAlways {
+		select {
+		case j.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
 }
 
 // WaitDurable waits until everything applied so far is as durable as the
@@ -518,18 +584,16 @@ func (db *DB) SyncApplied(writers int) error {
 // durable itself (SyncApplied) when the sync mode needs it: with
 // everysec the background sync learns there is something to sync.
 func (db *DB) NoteApplied() {
-	if db.syncMode() == SyncEverySec {
+	if db.syncMode() != SyncAlways {
 		db.noteUnsynced()
 	}
 }
 
 func (db *DB) afterApply(writers int) error {
-	switch db.syncMode() {
-	case SyncAlways:
+	if db.syncMode() == SyncAlways {
 		return db.syncer.wait(writers, true)
-	case SyncEverySec:
-		db.noteUnsynced()
 	}
+	db.noteUnsynced()
 	return nil
 }
 
@@ -549,13 +613,15 @@ func (db *DB) noteUnsynced() {
 }
 
 // walSyncAhead is how many bytes of writes the everysec loop lets go
-// unsynced before it syncs ahead of its second. Pebble syncs what is left
-// of a WAL when it switches to a new memtable, and it does so on the
-// thread that commits, the event loop's, holding every commit up: under
-// XADD -P 16 a memtable filled every 0.3-0.5 s, its WAL was mostly
-// unsynced by then, and its fdatasync took 8-18 ms (strace), each time
-// delaying every request in flight. The syncs ahead run on this loop's
-// goroutine, and an apply never waits for them.
+// unsynced before it syncs ahead of its second. It was made for Pebble's
+// WAL, which synced what was left of a log when it switched to a new
+// memtable, on the thread that commits, the event loop's: under XADD
+// -P 16 a memtable filled every 0.3-0.5 s, its log was mostly unsynced
+// by then, and its fdatasync took 8-18 ms (strace), each time delaying
+// every request in flight. The journal syncs a segment when it starts
+// the next, on the goroutine that writes (journal.go), never the loop's
+// with everysec; the syncs ahead still keep that sync, and every
+// everysec one, short.
 const walSyncAhead = 1 << 20
 
 func (db *DB) everySecLoop(ctx context.Context, every time.Duration) {
@@ -582,6 +648,14 @@ func (db *DB) everySecLoop(ctx context.Context, every time.Duration) {
 			}
 		}
 		db.unsynced.Store(0)
+		if db.syncMode() == SyncNo {
+			// The rest of the journal's buffer reaches the operating
+			// system within the second; the syncing is left to it.
+			if err := db.journal.write(false); err != nil {
+				db.logger.Error("background journal write failed", "err", err)
+			}
+			continue
+		}
 		if err := db.syncer.wait(0, false); err != nil {
 			db.logger.Error("background fsync failed", "err", err)
 		}

@@ -18,6 +18,7 @@ import (
 //	  key counts   | 0x01 | "keys" | db:u16                                 |  value: keys:u64 | expires:u64
 //	  key index    | 0x01 | "scan-index"                                    |  value: "1": counts and scan index cover every key
 //	  repl state   | 0x01 | "repl-state"                                    |  value: a replica's primary history and offset (repl.go)
+//	  journal      | 0x01 | "journal"                                       |  value: index:u64 — the last journal batch applied (journal.go)
 //	metadata       | 0x11 | db:u16 | klen:u32 | key | 0xFFFFFFFFFFFFFFFF      |  value: Meta (meta.go)
 //	data           | 0x11 | db:u16 | klen:u32 | key | version:u64 | kind:u8 | ... (below)
 //	  entry        |                      ... kind=0x01 | ms:u64 | seq:u64  |  value: the entry, or a Record of several from ms-seq on (values.go)
@@ -110,6 +111,7 @@ var (
 	recordKeyCounts   = []byte("keys")
 	recordKeyIndex    = []byte("scan-index")
 	recordReplState   = []byte("repl-state") // see repl.go
+	recordJournal     = []byte("journal")    // see journal.go
 )
 
 func appendName(dst, name []byte) []byte {

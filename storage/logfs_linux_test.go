@@ -15,32 +15,29 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Only the write-ahead logs are wrapped, created or recycled, and only
-// files with a descriptor.
-func TestLogFSWrapsLogs(t *testing.T) {
-	dir := t.TempDir()
-	fs := logFS{FS: vfs.Default, db: new(DB)}
-	wrapped := func(f vfs.File, err error) bool {
-		t.Helper()
+// The journal's segments are wrapped on the real file system only.
+func TestJournalSegmentsWrapped(t *testing.T) {
+	for _, c := range []struct {
+		fs   vfs.FS
+		dir  string
+		raw  bool
+		want bool
+	}{
+		{vfs.Default, t.TempDir(), true, true},
+		{vfs.NewMem(), "mem", false, false},
+	} {
+		j := newJournal(c.fs, c.dir, c.raw, 0, new(DB))
+		if err := c.fs.MkdirAll(j.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s, err := j.create(1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
-		_, ok := f.(*logFile)
-		return ok
-	}
-	if !wrapped(fs.Create(filepath.Join(dir, "000007.log"), vfs.WriteCategoryUnspecified)) {
-		t.Error("a new log is not wrapped")
-	}
-	if !wrapped(fs.ReuseForWrite(filepath.Join(dir, "000007.log"), filepath.Join(dir, "000009.log"), vfs.WriteCategoryUnspecified)) {
-		t.Error("a recycled log is not wrapped")
-	}
-	if wrapped(fs.Create(filepath.Join(dir, "000008.sst"), vfs.WriteCategoryUnspecified)) {
-		t.Error("a table is wrapped")
-	}
-	mem := logFS{FS: vfs.NewMem(), db: new(DB)}
-	if wrapped(mem.Create("000001.log", vfs.WriteCategoryUnspecified)) {
-		t.Error("an in-memory log is wrapped")
+		if _, ok := s.f.(*logFile); ok != c.want {
+			t.Errorf("raw %v: segment wrapped %v, want %v", c.raw, ok, c.want)
+		}
+		s.f.Close()
 	}
 }
 
@@ -52,12 +49,12 @@ func TestLogFileWrites(t *testing.T) {
 		if raw {
 			db.SetSyncMode(SyncAlways)
 		}
-		fs := logFS{FS: vfs.Default, db: db}
-		name := filepath.Join(t.TempDir(), "000001.log")
-		f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+		name := filepath.Join(t.TempDir(), "000001.journal")
+		f, err := vfs.Default.Create(name, vfs.WriteCategoryUnspecified)
 		if err != nil {
 			t.Fatal(err)
 		}
+		f = rawLogFile(f, db)
 		big := make([]byte, 300<<10)
 		for i := range big {
 			big[i] = byte(rand.IntN(256))

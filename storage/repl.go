@@ -223,4 +223,4 @@ func ReplStateKey() []byte { return storeKey(recordReplState) }
 
 // SyncWAL waits until everything applied so far is on disk, whatever the
 // sync mode: a replica's full sync is too costly to lose to a crash.
-func (db *DB) SyncWAL() error { return db.pdb.LogData(nil, pebble.Sync) }
+func (db *DB) SyncWAL() error { return db.syncer.wait(0, false) }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestRestartKeepsData writes streams (with deletions, trims and XSETID),
@@ -187,6 +189,64 @@ func TestKill9UnderLoad(t *testing.T) {
 			// An unacknowledged write that made it is simply part of the
 			// stream now; the next round continues after it.
 			acked[w] = n
+		}
+	}
+}
+
+// TestKill9AfterEverysecSync writes with --appendfsync everysec, waits
+// for a background sync that began after the writes (INFO's eddy_syncs),
+// kills the server with SIGKILL and restarts it: every write is there,
+// as Redis keeps what its AOF had synced. The writes are fewer bytes
+// than the journal writes out unasked (32 KB): only the background sync
+// writes them.
+func TestKill9AfterEverysecSync(t *testing.T) {
+	t.Parallel()
+	eddyOnly(t, "eddy_syncs is Eddy's")
+	e := startEddy(t, "--appendfsync", "everysec")
+	c := e.Client()
+	ctx := testContext(t)
+	const n = 100
+	for i := 1; i <= n; i++ {
+		if err := c.XAdd(ctx, &redis.XAddArgs{Stream: "s", ID: strconv.Itoa(i) + "-1", Values: []string{"n", strconv.Itoa(i)}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncs := func() int {
+		n, err := strconv.Atoi(infoField(t, c, "persistence", "eddy_syncs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// The first sync to end from here may have begun before the last
+	// write; the second began after. The loop syncs only when there is
+	// something to sync: a write to another stream for each sync seen
+	// gives it that, and no more (more would fill the 32 KB).
+	after, seen := syncs()+2, -1
+	waitFor(t, 10*time.Second, "two background syncs", func() (bool, error) {
+		n := syncs()
+		if n >= after {
+			return true, nil
+		}
+		if n != seen {
+			seen = n
+			return false, c.XAdd(ctx, &redis.XAddArgs{Stream: "other", Values: []string{"f", "v"}}).Err()
+		}
+		return false, nil
+	})
+	e.Kill9()
+	e.Restart()
+	c = e.Client()
+	got, err := c.XRange(ctx, "s", "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("%d of %d entries after SIGKILL", len(got), n)
+	}
+	for i, m := range got {
+		if want := strconv.Itoa(i+1) + "-1"; m.ID != want || m.Values["n"] != strconv.Itoa(i+1) {
+			t.Fatalf("entry %d is %s %v, want %s", i, m.ID, m.Values, want)
 		}
 	}
 }

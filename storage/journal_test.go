@@ -1,0 +1,417 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// journalModel is what the store must hold after a prefix of the
+// batches journalBatch writes.
+type journalModel map[string]string
+
+// journalBatch writes batch i: "last" and one key of fifty set, another
+// deleted, and every tenth batch a key set once and removed with
+// SingleDelete five batches later, which Pebble allows only if no batch
+// is applied twice.
+func journalBatch(t *testing.T, db *DB, m journalModel, i int) {
+	t.Helper()
+	b := db.NewBatch()
+	set := func(k, v string) {
+		if err := b.Set([]byte(k), []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		m[k] = v
+	}
+	set("last", strconv.Itoa(i))
+	set(fmt.Sprintf("k%02d", i%50), strconv.Itoa(i))
+	gone := fmt.Sprintf("k%02d", (i+25)%50)
+	if err := b.Delete([]byte(gone)); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, gone)
+	if i%10 == 0 {
+		set("once"+strconv.Itoa(i), "x")
+	}
+	if i%10 == 5 && i > 5 {
+		k := "once" + strconv.Itoa(i-5)
+		if err := b.SingleDelete([]byte(k)); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, k)
+	}
+	// Bulk, so that small segments fill.
+	set("pad", string(make([]byte, 200)))
+	if err := b.Apply(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkJournalModel fails unless db holds exactly what the model of
+// batches 1..n says, over the keys the batches write.
+func checkJournalModel(t *testing.T, db *DB, n int) {
+	t.Helper()
+	m := journalModel{}
+	for i := 1; i <= n; i++ {
+		journalModelStep(m, i)
+	}
+	keys := []string{"last", "pad"}
+	for i := range 50 {
+		keys = append(keys, fmt.Sprintf("k%02d", i))
+	}
+	for i := 0; i <= n+10; i += 10 {
+		keys = append(keys, "once"+strconv.Itoa(i))
+	}
+	for _, k := range keys {
+		got, ok, err := db.Get([]byte(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wok := m[k]
+		if ok != wok || string(got) != want {
+			t.Errorf("after %d batches: %s = %q (present %v), want %q (present %v)", n, k, got, ok, want, wok)
+		}
+	}
+}
+
+// journalModelStep is journalBatch's effect on the model alone.
+func journalModelStep(m journalModel, i int) {
+	m["last"] = strconv.Itoa(i)
+	m[fmt.Sprintf("k%02d", i%50)] = strconv.Itoa(i)
+	delete(m, fmt.Sprintf("k%02d", (i+25)%50))
+	if i%10 == 0 {
+		m["once"+strconv.Itoa(i)] = "x"
+	}
+	if i%10 == 5 && i > 5 {
+		delete(m, "once"+strconv.Itoa(i-5))
+	}
+	m["pad"] = string(make([]byte, 200))
+}
+
+func lastBatch(t *testing.T, db *DB) int {
+	t.Helper()
+	v, ok, err := db.Get([]byte("last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func journalOpts(fs vfs.FS) Options {
+	return Options{Dir: "db", FS: fs, CacheSize: 8 << 20, Sync: SyncAlways, journalSegmentSize: 4 << 10}
+}
+
+// A crash keeps a prefix of the batches, at least every one synced, each
+// applied once: the flushed ones by Pebble, the rest replayed from the
+// journal; and a recovered store recovers again. Crashes keep random
+// parts of what was not synced, with flushes (and so released segments)
+// at random points.
+func TestJournalCrashKeepsSyncedPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 30 {
+		fs := vfs.NewCrashableMem()
+		opts := journalOpts(fs)
+		m := journalModel{}
+		n, synced, flushed := 0, 0, 0
+		for life := range 3 {
+			db, err := Open(opts)
+			if err != nil {
+				t.Fatalf("round %d, life %d: %v", round, life, err)
+			}
+			got := lastBatch(t, db)
+			if got < synced || got > n {
+				t.Fatalf("round %d, life %d: the store holds %d batches; %d were synced, %d applied", round, life, got, synced, n)
+			}
+			if want := got - flushed; db.replayed != want {
+				t.Errorf("round %d, life %d: %d batches replayed, want %d (%d held, %d flushed)", round, life, db.replayed, want, got, flushed)
+			}
+			checkJournalModel(t, db, got)
+			n, flushed, synced = got, got, got // Open flushed what it replayed
+			m = journalModel{}
+			for i := 1; i <= n; i++ {
+				journalModelStep(m, i)
+			}
+			for range 20 + rng.IntN(80) {
+				n++
+				journalBatch(t, db, m, n)
+				switch r := rng.IntN(20); {
+				case r < 3:
+					if err := db.SyncApplied(1); err != nil {
+						t.Fatal(err)
+					}
+					synced = n
+				case r == 3:
+					if err := db.pdb.Flush(); err != nil {
+						t.Fatal(err)
+					}
+					flushed = n
+				}
+			}
+			crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			fs = crashed
+			opts.FS = fs
+		}
+	}
+}
+
+// Full segments are deleted once a flush holds their batches, and
+// Close leaves none behind.
+func TestJournalSegmentsReleased(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := journalOpts(fs)
+	db, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := journalModel{}
+	for i := 1; i <= 200; i++ {
+		journalBatch(t, db, m, i)
+		if err := db.SyncApplied(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segments := func() int {
+		t.Helper()
+		nums, err := db.journal.segmentNums()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(nums)
+	}
+	if n := segments(); n < 5 {
+		t.Fatalf("%d segments after 200 batches of 4 KB segments", n)
+	}
+	if db.journal.size.Load() < 200*200 {
+		t.Errorf("journal size %d, want at least the 200 batches' pads", db.journal.size.Load())
+	}
+	if err := db.pdb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return segments() == 1 })
+	if size := db.journal.size.Load(); size >= 4<<10+1024 {
+		t.Errorf("journal size %d after the release, more than a segment", size)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	nums, err := newJournal(fs, "db", false, 0, nil).segmentNums()
+	if err != nil || len(nums) != 0 {
+		t.Errorf("after Close: segments %v, %v", nums, err)
+	}
+	db, err = Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.replayed != 0 {
+		t.Errorf("%d batches replayed after a clean close", db.replayed)
+	}
+	checkJournalModel(t, db, 200)
+}
+
+// With everysec and no, what is applied reaches the journal's file
+// within the everysec loop's period: a process that is killed then (the
+// operating system keeps what was written) loses none of it.
+func TestJournalWrittenWithoutSync(t *testing.T) {
+	for _, mode := range []SyncMode{SyncEverySec, SyncNo} {
+		fs := vfs.NewCrashableMem()
+		opts := journalOpts(fs)
+		opts.journalSegmentSize = 0
+		opts.Sync = mode
+		opts.syncEvery = 10 * time.Millisecond
+		db, err := Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := journalModel{}
+		for i := 1; i <= 10; i++ {
+			journalBatch(t, db, m, i)
+		}
+		db.NoteApplied() // as the event loop does after applying
+		waitFor(t, func() bool {
+			db.journal.bufMu.Lock()
+			defer db.journal.bufMu.Unlock()
+			return len(db.journal.buf) == 0
+		})
+		db.journal.fileMu.Lock() // the write in flight, if any, is done
+		killed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(1, 2))})
+		db.journal.fileMu.Unlock()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		opts.FS = killed
+		db, err = Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lastBatch(t, db); got != 10 {
+			t.Errorf("mode %v: %d of 10 batches after a kill", mode, got)
+		}
+		checkJournalModel(t, db, 10)
+		db.Close()
+	}
+}
+
+// A damaged journal is refused, except for the tail of its last segment,
+// where a crash leaves what it did not sync.
+func TestJournalDamage(t *testing.T) {
+	// build returns a crashed store of 60 or so synced batches in
+	// several segments, the last not empty, nothing flushed; and how
+	// many batches it holds.
+	build := func() (*vfs.MemFS, int) {
+		fs := vfs.NewCrashableMem()
+		db, err := Open(journalOpts(fs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := journalModel{}
+		n := 0
+		for n < 60 || db.journal.seg.size == 0 {
+			n++
+			journalBatch(t, db, m, n)
+			if err := db.SyncApplied(1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+		db.Close()
+		return crashed, n
+	}
+	segs := func(fs vfs.FS) []uint64 {
+		nums, err := newJournal(fs, "db", false, 0, nil).segmentNums()
+		if err != nil || len(nums) < 3 {
+			t.Fatalf("segments %v, %v", nums, err)
+		}
+		return nums
+	}
+	// rewrite replaces segment num's bytes with edit's result.
+	rewrite := func(fs vfs.FS, num uint64, edit func([]byte) []byte) {
+		j := newJournal(fs, "db", false, 0, nil)
+		data, err := j.read(num)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = edit(data)
+		f, err := fs.Create(j.path(num), vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	for _, c := range []struct {
+		name string
+		last bool                // damage the last segment, else the first
+		edit func([]byte) []byte // the damage
+		lost int                 // batches lost; -1 for ErrJournalCorrupt
+	}{
+		{"intact", true, func(b []byte) []byte { return b }, 0},
+		{"torn tail", true, func(b []byte) []byte { return b[:len(b)-3] }, 1},
+		{"garbage tail", true, func(b []byte) []byte { return append(b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17) }, 0},
+		{"flipped bit at the tail", true, func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, 1},
+		{"flipped bit in a full segment", false, func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, -1},
+		{"full segment cut short", false, func(b []byte) []byte { return b[:len(b)-1] }, -1},
+		{"segment missing", false, nil, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs, n := build()
+			nums := segs(fs)
+			num := nums[0]
+			if c.last {
+				num = nums[len(nums)-1]
+			}
+			if c.edit == nil {
+				if err := fs.Remove(newJournal(fs, "db", false, 0, nil).path(num)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				rewrite(fs, num, c.edit)
+			}
+			db, err := Open(journalOpts(fs))
+			if c.lost < 0 {
+				if !errors.Is(err, ErrJournalCorrupt) {
+					t.Errorf("Open: %v, want ErrJournalCorrupt", err)
+				}
+				if err == nil {
+					db.Close()
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if got, want := lastBatch(t, db), n-c.lost; got != want {
+				t.Errorf("%d batches recovered, want %d", got, want)
+			}
+			checkJournalModel(t, db, lastBatch(t, db))
+		})
+	}
+}
+
+// waitFor waits until cond holds, failing after ten seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A store that a binary with Pebble's WAL left after a crash (its last
+// writes only in that log) opens with them: Pebble replays its log at
+// Open whether or not it writes one.
+func TestJournalOpensStoreWithPebbleLog(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := journalOpts(fs)
+	opts.Logger = slog.New(slog.DiscardHandler)
+	cache := pebble.NewCache(8 << 20)
+	defer cache.Unref()
+	po := pebbleOptions(opts, cache, newWriteStalls(), &appendTargets{})
+	pdb, err := pebble.Open(opts.Dir, po)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pdb.Set(storeKey(recordFormat), []byte(strconv.Itoa(FormatVersion)), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := pdb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pdb.Set([]byte("k"), []byte("v"), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+	pdb.Close()
+	opts.FS = crashed
+	db, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, ok, err := db.Get([]byte("k")); err != nil || !ok || string(v) != "v" {
+		t.Errorf("k = %q, %v, %v after the crash; want v", v, ok, err)
+	}
+}

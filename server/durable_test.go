@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -238,4 +239,60 @@ func testAlwaysAckedWritesSurviveCrash(t *testing.T, mode func(*Config)) {
 			t.Errorf("s%d: %d entries after the crash, %d were acknowledged before it", w, n, before[w])
 		}
 	}
+}
+
+// failSyncFS fails the journal's syncs with EIO while fail is set.
+type failSyncFS struct {
+	vfs.FS
+	fail atomic.Bool
+}
+
+func (fs *failSyncFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil || !strings.HasSuffix(name, ".journal") {
+		return f, err
+	}
+	return &failSyncFile{File: f, fs: fs}, nil
+}
+
+type failSyncFile struct {
+	vfs.File
+	fs *failSyncFS
+}
+
+func (f *failSyncFile) SyncData() error {
+	if f.fs.fail.Load() {
+		return syscall.EIO
+	}
+	return f.File.SyncData()
+}
+
+func TestJournalFailureRefusesWrites(t *testing.T) {
+	bothIOModes(t, testJournalFailureRefusesWrites)
+}
+
+// Once a journal sync fails, the write it held is never acknowledged (its
+// client is disconnected, as Redis exits when an fsync fails with
+// appendfsync always), later writes get Redis's refusal after a failed
+// AOF write, and reads go on.
+func testJournalFailureRefusesWrites(t *testing.T, mode func(*Config)) {
+	fs := &failSyncFS{FS: vfs.Default}
+	s := startServer(t, mode, func(c *Config) {
+		c.AppendFsync = "always"
+		c.fs = fs
+	})
+	a, b := dialRaw(t, s), dialRaw(t, s)
+	a.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
+	fs.fail.Store(true)
+	a.cmd("XADD", "s", "2-1", "f", "v")
+	// The event loop drops the client whose reply the sync held; a
+	// connection's own goroutine gets the sync's error and replies so.
+	if line, err := a.rd.ReadString('\n'); err == nil && !strings.HasPrefix(line, "-MISCONF Errors writing to the AOF file: ") {
+		t.Fatalf("XADD whose sync failed: %q", line)
+	}
+	fs.fail.Store(false)
+	b.expect("-MISCONF Errors writing to the AOF file: Input/output error\r\n", "XADD", "s", "3-1", "f", "v")
+	b.expect("-MISCONF Errors writing to the AOF file: Input/output error\r\n", "XADD", "t", "*", "f", "v")
+	b.expect("*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n", "XRANGE", "s", "-", "1-1")
+	b.expect("+PONG\r\n", "PING")
 }

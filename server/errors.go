@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"syscall"
 
+	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 )
 
@@ -284,8 +286,24 @@ func errorText(err error) string {
 		return errNaNOrInf
 	case errors.Is(err, stream.ErrTooLarge):
 		return errStringTooLong
+	case errors.Is(err, storage.ErrJournalFailed):
+		return errJournalFailed(err)
 	}
 	return "ERR " + err.Error()
+}
+
+// errJournalFailed is Redis's refusal of writes after its AOF could not
+// be written or synced, with the system error's text as strerror gives
+// it (Go's is in lower case).
+func errJournalFailed(err error) string {
+	cause := err.Error()
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
+		cause = errno.Error()
+		if cause != "" {
+			cause = strings.ToUpper(cause[:1]) + cause[1:]
+		}
+	}
+	return "MISCONF Errors writing to the AOF file: " + cause
 }
 
 // sanitizeError replaces CR and LF, which would break the reply line, by

@@ -813,6 +813,13 @@ func (l *eventLoop) hold(lc *loopConn) bool {
 	if len(lc.out) == 0 && !lc.closing || db.SyncMode() != storage.SyncAlways {
 		return false
 	}
+	if db.Failed() != nil {
+		// No sync will cover anything again: the writes are refused
+		// (MISCONF), and what is read goes out as Redis's reads of
+		// writes not yet synced do. The replies held when the sync
+		// failed were dropped with their clients (released).
+		return false
+	}
 	at := db.Applied()
 	if at <= db.Durable() {
 		return false // a sync covered it, the loop's or another's

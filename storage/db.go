@@ -535,6 +535,9 @@ func (db *DB) NewIter(lower, upper []byte) (*Iter, error) {
 // Its bytes count toward the everysec loop's sync ahead (unsynced).
 func (db *DB) apply(b *pebble.Batch) error {
 	j := db.journal
+	if err := j.failed(); err != nil {
+		return err
+	}
 	j.applyMu.Lock()
 	defer j.applyMu.Unlock()
 	defer db.applied.Add(1)
@@ -556,6 +559,11 @@ func (db *DB) apply(b *pebble.Batch) error {
 	}
 	return nil
 }
+
+// Failed returns the journal's failure, after a write or sync of it
+// failed (ErrJournalFailed): from then on the store takes no writes, and
+// nothing applied is made durable.
+func (db *DB) Failed() error { return db.journal.failed() }
 
 // WaitDurable waits until everything applied so far is as durable as the
 // sync mode requires. writers is how many independent writers' work the

@@ -83,6 +83,9 @@ type journal struct {
 	spare  []byte   // guarded by fileMu: the buffer being written
 	seg    *segment // guarded by fileMu: the segment written to
 	err    error    // guarded by fileMu: a failed write or sync, sticky
+	// broken is set with err: apply refuses batches from then on, since
+	// the journal could not be trusted to hold them.
+	broken atomic.Bool
 
 	segMu   sync.Mutex
 	closed  []segment // guarded by segMu: full segments, oldest first
@@ -124,6 +127,10 @@ const (
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrJournalFailed is returned, wrapping the cause, by every write and
+// sync once a write or sync of the journal has failed (journal.fail).
+var ErrJournalFailed = errors.New("storage: journal failed")
 
 // ErrJournalCorrupt is returned by Open when the journal misses batches
 // the store does not hold, or a segment other than the last is damaged.
@@ -177,8 +184,7 @@ func (j *journal) write(sync bool) error {
 	s := j.seg
 	if len(j.spare) > 0 {
 		if _, err := s.f.Write(j.spare); err != nil {
-			j.err = fmt.Errorf("storage: journal write: %w", err)
-			return j.err
+			return j.fail(fmt.Errorf("write: %w", err))
 		}
 		s.size += int64(len(j.spare))
 		j.size.Add(int64(len(j.spare)))
@@ -190,18 +196,38 @@ func (j *journal) write(sync bool) error {
 	}
 	if sync && s.dirty {
 		if err := s.f.SyncData(); err != nil {
-			j.err = fmt.Errorf("storage: journal sync: %w", err)
-			return j.err
+			return j.fail(fmt.Errorf("sync: %w", err))
 		}
 		s.dirty = false
 	}
 	if s.size >= j.segmentSize {
 		if err := j.rotateLocked(); err != nil {
-			j.err = err
-			return err
+			return j.fail(err)
 		}
 	}
 	return nil
+}
+
+// fail makes err the journal's for good. The caller holds fileMu. After
+// a failed write or fdatasync the file's tail is unknown (and Linux may
+// have dropped the pages that failed), so no later sync can be believed:
+// as Redis with appendfsync always stops on such an error, the store
+// stops taking writes until it is restarted, and recovers then from
+// what the journal holds.
+func (j *journal) fail(err error) error {
+	j.err = fmt.Errorf("%w: %w", ErrJournalFailed, err)
+	j.broken.Store(true)
+	return j.err
+}
+
+// failed returns the journal's sticky error, if any.
+func (j *journal) failed() error {
+	if !j.broken.Load() {
+		return nil
+	}
+	j.fileMu.Lock()
+	defer j.fileMu.Unlock()
+	return j.err
 }
 
 // rotateLocked syncs and closes the segment and starts the next. The

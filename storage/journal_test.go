@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -413,5 +415,81 @@ func TestJournalOpensStoreWithPebbleLog(t *testing.T) {
 	defer db.Close()
 	if v, ok, err := db.Get([]byte("k")); err != nil || !ok || string(v) != "v" {
 		t.Errorf("k = %q, %v, %v after the crash; want v", v, ok, err)
+	}
+}
+
+// failingFS fails the journal's syncs while fail is set.
+type failingFS struct {
+	vfs.FS
+	fail *atomic.Bool
+}
+
+func (fs failingFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil || !strings.HasSuffix(name, journalSuffix) {
+		return f, err
+	}
+	return failingFile{File: f, fail: fs.fail}, nil
+}
+
+type failingFile struct {
+	vfs.File
+	fail *atomic.Bool
+}
+
+var errInjected = errors.New("injected sync failure")
+
+func (f failingFile) SyncData() error {
+	if f.fail.Load() {
+		return errInjected
+	}
+	return f.File.SyncData()
+}
+
+// After a failed sync the store takes no more writes: the sync's waiter
+// and every later apply get the error. What was synced before survives.
+func TestJournalFailureStopsWrites(t *testing.T) {
+	mem := vfs.NewMem()
+	var fail atomic.Bool
+	opts := journalOpts(failingFS{FS: mem, fail: &fail})
+	db, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := journalModel{}
+	journalBatch(t, db, m, 1)
+	if err := db.SyncApplied(1); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	journalBatch(t, db, m, 2)
+	if err := db.SyncApplied(1); !errors.Is(err, errInjected) {
+		t.Fatalf("SyncApplied after a failed sync: %v", err)
+	}
+	fail.Store(false)
+	b := db.NewBatch()
+	if err := b.Set([]byte("after"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); !errors.Is(err, errInjected) {
+		t.Errorf("Commit after a failed sync: %v, want the failure", err)
+	}
+	if err := db.SyncApplied(1); !errors.Is(err, errInjected) {
+		t.Errorf("a later sync: %v, want the failure", err)
+	}
+	if err := db.Close(); !errors.Is(err, errInjected) {
+		t.Errorf("Close: %v, want the failure", err)
+	}
+	opts.FS = mem
+	db, err = Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := lastBatch(t, db); got < 1 {
+		t.Errorf("%d batches after the failure, want the synced one at least", got)
+	}
+	if _, ok, _ := db.Get([]byte("after")); ok {
+		t.Error("a batch committed after the failure is in the store")
 	}
 }

@@ -124,6 +124,14 @@ func journalOpts(fs vfs.FS) Options {
 // at random points.
 func TestJournalCrashKeepsSyncedPrefix(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	var prepared, recycled int64
+	defer func() {
+		// Replay met segments written over a spare's zeros and over a
+		// recycled segment's old batches.
+		if prepared == 0 || recycled == 0 {
+			t.Errorf("%d spares prepared, %d recycled; want both", prepared, recycled)
+		}
+	}()
 	for round := range 30 {
 		fs := vfs.NewCrashableMem()
 		opts := journalOpts(fs)
@@ -164,6 +172,8 @@ func TestJournalCrashKeepsSyncedPrefix(t *testing.T) {
 				}
 			}
 			crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
+			prepared += db.journal.prepared.Load()
+			recycled += db.journal.recycled.Load()
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -207,9 +217,35 @@ func TestJournalSegmentsReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return segments() == 1 })
-	if size := db.journal.size.Load(); size >= 4<<10+1024 {
-		t.Errorf("journal size %d after the release, more than a segment", size)
+	// One segment written, and one kept as the spare.
+	if size, most := db.journal.size.Load(), int64(2*(4<<10+512)+1024); size > most {
+		t.Errorf("journal size %d after the release, more than %d", size, most)
 	}
+	if db.journal.prepared.Load() == 0 {
+		t.Error("no spare prepared")
+	}
+	// More segments, taking the spare, then released with no spare
+	// ready: one of them is kept as the spare.
+	for i := 201; i <= 260; i++ {
+		journalBatch(t, db, m, i)
+		if err := db.SyncApplied(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { return !db.journal.spareIs(sparePreparing) })
+	if db.journal.spareIs(spareReady) {
+		// Let the next rotation take it.
+		for i := 261; db.journal.spareIs(spareReady); i++ {
+			journalBatch(t, db, m, i)
+			if err := db.SyncApplied(1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := db.pdb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return db.journal.recycled.Load() > 0 })
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +261,7 @@ func TestJournalSegmentsReleased(t *testing.T) {
 	if db.replayed != 0 {
 		t.Errorf("%d batches replayed after a clean close", db.replayed)
 	}
-	checkJournalModel(t, db, 200)
+	checkJournalModel(t, db, lastBatch(t, db))
 }
 
 // With everysec and no, what is applied reaches the journal's file
@@ -327,11 +363,15 @@ func TestJournalDamage(t *testing.T) {
 		lost int                 // batches lost; -1 for ErrJournalCorrupt
 	}{
 		{"intact", true, func(b []byte) []byte { return b }, 0},
-		{"torn tail", true, func(b []byte) []byte { return b[:len(b)-3] }, 1},
-		{"garbage tail", true, func(b []byte) []byte { return append(b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17) }, 0},
-		{"flipped bit at the tail", true, func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, 1},
-		{"flipped bit in a full segment", false, func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, -1},
-		{"full segment cut short", false, func(b []byte) []byte { return b[:len(b)-1] }, -1},
+		{"torn tail", true, func(b []byte) []byte { return b[:framesEnd(b)-3] }, 1},
+		{"garbage tail", true, func(b []byte) []byte {
+			return append(b[:framesEnd(b)], 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
+		}, 0},
+		{"flipped bit at the tail", true, func(b []byte) []byte { b[framesEnd(b)-1] ^= 1; return b }, 1},
+		{"flipped bit in a full segment's end frame", false, func(b []byte) []byte { b[framesEnd(b)-1] ^= 1; return b }, -1},
+		{"flipped bit in a full segment's batch", false, func(b []byte) []byte { b[framesEnd(b)-frameHeaderLen-1] ^= 1; return b }, -1},
+		{"full segment cut short", false, func(b []byte) []byte { return b[:framesEnd(b)-1] }, -1},
+		{"full segment's end frame gone", false, func(b []byte) []byte { return b[:framesEnd(b)-frameHeaderLen] }, -1},
 		{"segment missing", false, nil, -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -491,5 +531,23 @@ func TestJournalFailureStopsWrites(t *testing.T) {
 	}
 	if _, ok, _ := db.Get([]byte("after")); ok {
 		t.Error("a batch committed after the failure is in the store")
+	}
+}
+
+// framesEnd is where a segment's frames end (after its end frame, if it
+// has one), before what the file held before them.
+func framesEnd(b []byte) int {
+	off := 0
+	var prev uint64
+	for {
+		index, _, rest, end, ok := parseFrame(b[off:])
+		if !ok || prev != 0 && index <= prev && !end {
+			return off
+		}
+		off = len(b) - len(rest)
+		if end {
+			return off
+		}
+		prev = index
 	}
 }

@@ -45,6 +45,7 @@ func TestKeyLayoutGolden(t *testing.T) {
 		{"consumer", AppendConsumerKey(nil, 3, []byte("orders"), 7, []byte("billing"), []byte("w1"))},
 		{"pel-by-id", AppendPELKey(nil, 3, []byte("orders"), 7, []byte("billing"), 1700000000000, 2)},
 		{"pel-by-owner", AppendPELConsumerKey(nil, 3, []byte("orders"), 7, []byte("billing"), []byte("w1"), 1700000000000, 2)},
+		{"store-journal", storeKey(recordJournal)},
 	}
 	var b strings.Builder
 	for _, c := range cases {

@@ -614,6 +614,9 @@ func (j *journal) recover(pdb *pebble.DB) (replayed int, err error) {
 	if j.seg, err = j.create(first); err != nil {
 		return replayed, err
 	}
+	// Were it ended before a batch is written to it, its end frame
+	// names the last batch there is.
+	j.seg.last = last
 	j.next = last + 1
 	j.size.Store(0)
 	return replayed, nil

@@ -43,9 +43,10 @@ portable:
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
 
-# The race detector needs cgo.
+# The race detector needs cgo. tests/ always runs, as in test.
 testrace:
-	CGO_ENABLED=1 $(GO) test -race -timeout 30m ./...
+	CGO_ENABLED=1 $(GO) test -race -timeout 30m $$($(GO) list ./... | grep -v '/tests$$')
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./tests/
 
 # bench/bench.sh runs Eddy and a real redis-server side by side and prints
 # the Eddy/Redis ratio per load; then the Go benchmarks.

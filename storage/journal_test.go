@@ -15,54 +15,78 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// journalModel is what the store must hold after a prefix of the
-// batches journalBatch writes.
-type journalModel map[string]string
+// journalOp is one write of a journal test batch: a Set, or a removal
+// (Delete, or SingleDelete if single).
+type journalOp struct {
+	key, value string
+	remove     bool
+	single     bool
+}
 
-// journalBatch writes batch i: "last" and one key of fifty set, another
-// deleted, and every tenth batch a key set once and removed with
+// journalOps are batch i's writes: "last" and one key of fifty set,
+// another deleted, and every tenth batch a key set once and removed with
 // SingleDelete five batches later, which Pebble allows only if no batch
-// is applied twice.
-func journalBatch(t *testing.T, db *DB, m journalModel, i int) {
-	t.Helper()
-	b := db.NewBatch()
-	set := func(k, v string) {
-		if err := b.Set([]byte(k), []byte(v)); err != nil {
-			t.Fatal(err)
-		}
-		m[k] = v
+// is applied twice; and a pad, so that small segments fill.
+func journalOps(i int) []journalOp {
+	ops := []journalOp{
+		{key: "last", value: strconv.Itoa(i)},
+		{key: fmt.Sprintf("k%02d", i%50), value: strconv.Itoa(i)},
+		{key: fmt.Sprintf("k%02d", (i+25)%50), remove: true},
 	}
-	set("last", strconv.Itoa(i))
-	set(fmt.Sprintf("k%02d", i%50), strconv.Itoa(i))
-	gone := fmt.Sprintf("k%02d", (i+25)%50)
-	if err := b.Delete([]byte(gone)); err != nil {
-		t.Fatal(err)
-	}
-	delete(m, gone)
 	if i%10 == 0 {
-		set("once"+strconv.Itoa(i), "x")
+		ops = append(ops, journalOp{key: "once" + strconv.Itoa(i), value: "x"})
 	}
 	if i%10 == 5 && i > 5 {
-		k := "once" + strconv.Itoa(i-5)
-		if err := b.SingleDelete([]byte(k)); err != nil {
+		ops = append(ops, journalOp{key: "once" + strconv.Itoa(i-5), remove: true, single: true})
+	}
+	return append(ops, journalOp{key: "pad", value: string(make([]byte, 200))})
+}
+
+// journalBatch applies batch i (journalOps) without syncing.
+func journalBatch(t *testing.T, db *DB, i int) {
+	t.Helper()
+	b := db.NewBatch()
+	for _, op := range journalOps(i) {
+		var err error
+		switch {
+		case op.single:
+			err = b.SingleDelete([]byte(op.key))
+		case op.remove:
+			err = b.Delete([]byte(op.key))
+		default:
+			err = b.Set([]byte(op.key), []byte(op.value))
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
-		delete(m, k)
 	}
-	// Bulk, so that small segments fill.
-	set("pad", string(make([]byte, 200)))
 	if err := b.Apply(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// checkJournalModel fails unless db holds exactly what the model of
-// batches 1..n says, over the keys the batches write.
+// journalSyncedBatch applies batch i and syncs it.
+func journalSyncedBatch(t *testing.T, db *DB, i int) {
+	t.Helper()
+	journalBatch(t, db, i)
+	if err := db.SyncApplied(1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkJournalModel fails unless db holds exactly what batches 1..n
+// write, over the keys they write.
 func checkJournalModel(t *testing.T, db *DB, n int) {
 	t.Helper()
-	m := journalModel{}
+	m := map[string]string{}
 	for i := 1; i <= n; i++ {
-		journalModelStep(m, i)
+		for _, op := range journalOps(i) {
+			if op.remove {
+				delete(m, op.key)
+			} else {
+				m[op.key] = op.value
+			}
+		}
 	}
 	keys := []string{"last", "pad"}
 	for i := range 50 {
@@ -81,20 +105,6 @@ func checkJournalModel(t *testing.T, db *DB, n int) {
 			t.Errorf("after %d batches: %s = %q (present %v), want %q (present %v)", n, k, got, ok, want, wok)
 		}
 	}
-}
-
-// journalModelStep is journalBatch's effect on the model alone.
-func journalModelStep(m journalModel, i int) {
-	m["last"] = strconv.Itoa(i)
-	m[fmt.Sprintf("k%02d", i%50)] = strconv.Itoa(i)
-	delete(m, fmt.Sprintf("k%02d", (i+25)%50))
-	if i%10 == 0 {
-		m["once"+strconv.Itoa(i)] = "x"
-	}
-	if i%10 == 5 && i > 5 {
-		delete(m, "once"+strconv.Itoa(i-5))
-	}
-	m["pad"] = string(make([]byte, 200))
 }
 
 func lastBatch(t *testing.T, db *DB) int {
@@ -135,7 +145,6 @@ func TestJournalCrashKeepsSyncedPrefix(t *testing.T) {
 	for round := range 30 {
 		fs := vfs.NewCrashableMem()
 		opts := journalOpts(fs)
-		m := journalModel{}
 		n, synced, flushed := 0, 0, 0
 		for life := range 3 {
 			db, err := Open(opts)
@@ -151,13 +160,9 @@ func TestJournalCrashKeepsSyncedPrefix(t *testing.T) {
 			}
 			checkJournalModel(t, db, got)
 			n, flushed, synced = got, got, got // Open flushed what it replayed
-			m = journalModel{}
-			for i := 1; i <= n; i++ {
-				journalModelStep(m, i)
-			}
 			for range 20 + rng.IntN(80) {
 				n++
-				journalBatch(t, db, m, n)
+				journalBatch(t, db, n)
 				switch r := rng.IntN(20); {
 				case r < 3:
 					if err := db.SyncApplied(1); err != nil {
@@ -192,12 +197,8 @@ func TestJournalSegmentsReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := journalModel{}
 	for i := 1; i <= 200; i++ {
-		journalBatch(t, db, m, i)
-		if err := db.SyncApplied(1); err != nil {
-			t.Fatal(err)
-		}
+		journalSyncedBatch(t, db, i)
 	}
 	segments := func() int {
 		t.Helper()
@@ -227,19 +228,13 @@ func TestJournalSegmentsReleased(t *testing.T) {
 	// More segments, taking the spare, then released with no spare
 	// ready: one of them is kept as the spare.
 	for i := 201; i <= 260; i++ {
-		journalBatch(t, db, m, i)
-		if err := db.SyncApplied(1); err != nil {
-			t.Fatal(err)
-		}
+		journalSyncedBatch(t, db, i)
 	}
 	waitFor(t, func() bool { return !db.journal.spareIs(sparePreparing) })
 	if db.journal.spareIs(spareReady) {
 		// Let the next rotation take it.
 		for i := 261; db.journal.spareIs(spareReady); i++ {
-			journalBatch(t, db, m, i)
-			if err := db.SyncApplied(1); err != nil {
-				t.Fatal(err)
-			}
+			journalSyncedBatch(t, db, i)
 		}
 	}
 	if err := db.pdb.Flush(); err != nil {
@@ -278,9 +273,8 @@ func TestJournalWrittenWithoutSync(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := journalModel{}
 		for i := 1; i <= 10; i++ {
-			journalBatch(t, db, m, i)
+			journalBatch(t, db, i)
 		}
 		db.NoteApplied() // as the event loop does after applying
 		waitFor(t, func() bool {
@@ -319,14 +313,10 @@ func TestJournalDamage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := journalModel{}
 		n := 0
 		for n < 60 || db.journal.seg.size == 0 {
 			n++
-			journalBatch(t, db, m, n)
-			if err := db.SyncApplied(1); err != nil {
-				t.Fatal(err)
-			}
+			journalSyncedBatch(t, db, n)
 		}
 		crashed := fs.CrashClone(vfs.CrashCloneCfg{})
 		db.Close()
@@ -496,13 +486,9 @@ func TestJournalFailureStopsWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := journalModel{}
-	journalBatch(t, db, m, 1)
-	if err := db.SyncApplied(1); err != nil {
-		t.Fatal(err)
-	}
+	journalSyncedBatch(t, db, 1)
 	fail.Store(true)
-	journalBatch(t, db, m, 2)
+	journalBatch(t, db, 2)
 	if err := db.SyncApplied(1); !errors.Is(err, errInjected) {
 		t.Fatalf("SyncApplied after a failed sync: %v", err)
 	}

@@ -460,11 +460,9 @@ func (db *DB) initFormat() error {
 	if err := db.apply(b); err != nil {
 		return err
 	}
-	if err := db.journal.write(true); err != nil {
-		return err
-	}
 	// Flushed, the record is in the tables that checkFormat reads
-	// before the journal is replayed into them.
+	// before the journal is replayed into them (and needs no sync of
+	// the journal).
 	return db.pdb.Flush()
 }
 
@@ -550,7 +548,7 @@ func (db *DB) apply(b *pebble.Batch) error {
 		return err
 	}
 	j.next++
-	buffered := j.appendFrame(index, uint64(b.SeqNum())+uint64(b.Count())-1, b.Repr())
+	buffered := j.buffer(index, uint64(b.SeqNum())+uint64(b.Count())-1, b.Repr())
 	if buffered >= journalWriteAhead && db.syncMode() != SyncAlways {
 		select {
 		case j.kick <- struct{}{}:

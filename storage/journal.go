@@ -187,21 +187,28 @@ func newJournal(fs vfs.FS, storeDir string, raw bool, segmentSize int64, db *DB)
 	}
 }
 
-// appendFrame adds batch index's frame to the buffer, and returns the
-// bytes buffered. The caller holds applyMu.
-func (j *journal) appendFrame(index, maxSeq uint64, repr []byte) int {
+// buffer adds batch index's frame to the buffer, and returns the bytes
+// buffered. The caller holds applyMu.
+func (j *journal) buffer(index, maxSeq uint64, repr []byte) int {
 	j.bufMu.Lock()
-	n := len(j.buf)
-	j.buf = slices.Grow(j.buf, frameHeaderLen+len(repr))[:n+frameHeaderLen]
-	binary.LittleEndian.PutUint32(j.buf[n+4:], uint32(len(repr)))
-	binary.LittleEndian.PutUint64(j.buf[n+8:], index)
-	j.buf = append(j.buf, repr...)
-	binary.LittleEndian.PutUint32(j.buf[n:], crc32.Checksum(j.buf[n+8:], crcTable))
+	j.buf = appendFrame(j.buf, index, repr)
 	j.bufMaxSeq = max(j.bufMaxSeq, maxSeq)
 	j.bufLast = index
-	n = len(j.buf)
+	n := len(j.buf)
 	j.bufMu.Unlock()
 	return n
+}
+
+// appendFrame appends the frame of batch index, repr, to dst; with no
+// repr it is an end frame.
+func appendFrame(dst []byte, index uint64, repr []byte) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, frameHeaderLen+len(repr))[:n+frameHeaderLen]
+	binary.LittleEndian.PutUint32(dst[n+4:], uint32(len(repr)))
+	binary.LittleEndian.PutUint64(dst[n+8:], index)
+	dst = append(dst, repr...)
+	binary.LittleEndian.PutUint32(dst[n:], crc32.Checksum(dst[n+8:], crcTable))
+	return dst
 }
 
 // write writes the buffered frames to the segment, and syncs it if sync
@@ -240,14 +247,21 @@ func (j *journal) write(sync bool) error {
 		}
 		s.dirty = false
 	}
-	if s.size >= j.segmentSize || s.fresh && j.spareIs(spareReady) {
+	if !s.fresh && s.size < j.segmentSize {
+		return nil
+	}
+	j.segMu.Lock()
+	spare := j.spare
+	prepare := spare == spareNone && s.fresh && s.size >= j.prepareAt()
+	if prepare {
+		j.spare = sparePreparing
+	}
+	j.segMu.Unlock()
+	if s.size >= j.segmentSize || s.fresh && spare == spareReady {
 		if err := j.rotateLocked(); err != nil {
 			return j.fail(err)
 		}
-	} else if s.fresh && s.size >= j.prepareAt() && j.spareIs(spareNone) {
-		j.segMu.Lock()
-		j.spare = sparePreparing
-		j.segMu.Unlock()
+	} else if prepare {
 		select {
 		case j.prepare <- struct{}{}:
 		default:
@@ -292,10 +306,7 @@ func (j *journal) failed() error {
 // next, in the spare if one is ready. The caller holds fileMu.
 func (j *journal) rotateLocked() error {
 	s := j.seg
-	var end [frameHeaderLen]byte
-	binary.LittleEndian.PutUint64(end[8:], s.last)
-	binary.LittleEndian.PutUint32(end[:], crc32.Checksum(end[8:], crcTable))
-	if _, err := s.f.Write(end[:]); err != nil {
+	if _, err := s.f.Write(appendFrame(nil, s.last, nil)); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
 	if err := s.f.SyncData(); err != nil {
@@ -599,12 +610,7 @@ func (j *journal) recover(pdb *pebble.DB) (replayed int, err error) {
 			return replayed, err
 		}
 	}
-	for _, num := range nums {
-		if err := j.fs.Remove(j.path(num)); err != nil {
-			return replayed, fmt.Errorf("storage: journal: %w", err)
-		}
-	}
-	if err := j.removeSpare(); err != nil {
+	if err := j.removeAll(nums); err != nil {
 		return replayed, err
 	}
 	first := uint64(1)
@@ -709,16 +715,17 @@ func (j *journal) close(drop bool) error {
 	if err != nil {
 		return err
 	}
+	return j.removeAll(nums)
+}
+
+// removeAll deletes segments nums and the spare, if there is one: all
+// the journal's files, once Pebble holds every batch in them.
+func (j *journal) removeAll(nums []uint64) error {
 	for _, num := range nums {
 		if err := j.fs.Remove(j.path(num)); err != nil {
 			return fmt.Errorf("storage: journal: %w", err)
 		}
 	}
-	return j.removeSpare()
-}
-
-// removeSpare deletes the spare file, if there is one.
-func (j *journal) removeSpare() error {
 	if err := j.fs.Remove(j.sparePath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("storage: journal: %w", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 )
 
@@ -30,7 +29,6 @@ type ReplicaConfig struct {
 	// (INFO's slaveN:port=).
 	ListeningPort int
 	Engine        *stream.Engine
-	DB            *storage.DB
 	// Log receives every batch applied, so that replicas of this replica
 	// follow the same history at the same offsets.
 	Log    *Log
@@ -81,7 +79,7 @@ func StartReplica(cfg ReplicaConfig) *Replica {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Replica{cfg: cfg, cancel: cancel, done: make(chan struct{}), state: "connect", id: "?", off: -1,
 		downSince: time.Now()}
-	if st, ok, err := cfg.DB.ReplState(); err != nil {
+	if st, ok, err := cfg.Engine.ReplState(); err != nil {
 		cfg.Logger.Warn("reading the replication state failed; a full sync follows", "err", err)
 	} else if ok {
 		if id, off, err := decodeState(st); err == nil {
@@ -235,7 +233,7 @@ func (r *Replica) session(ctx context.Context, addr string) error {
 // store's position record names nid from now, and the log keeps the old
 // id as its previous history, as Redis's replica shifts its replid.
 func (r *Replica) adopt(nid string, off uint64) error {
-	if err := r.cfg.DB.SetReplState(encodeState(nid, off)); err != nil {
+	if err := r.cfg.Engine.SetReplState(encodeState(nid, off)); err != nil {
 		return err
 	}
 	r.cfg.Log.Shift(nid)

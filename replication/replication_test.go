@@ -387,10 +387,10 @@ func TestReplicaOfPrimaryWithoutCRC(t *testing.T) {
 		}
 	}()
 
-	rdb, reng := open(stream.Options{})
+	_, reng := open(stream.Options{})
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	pn, _ := strconv.Atoi(port)
-	r := StartReplica(ReplicaConfig{Host: "127.0.0.1", Port: pn, Engine: reng, DB: rdb, Log: NewLog(1 << 20)})
+	r := StartReplica(ReplicaConfig{Host: "127.0.0.1", Port: pn, Engine: reng, Log: NewLog(1 << 20)})
 	defer r.Stop()
 	xadd()
 	_, end := plog.ID()

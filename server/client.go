@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
 )
@@ -57,9 +56,9 @@ type client struct {
 	detached  *detachedState      // owner: non-nil once the client left redcon's loop
 	pending   *pendingBlock       // owner: the blocked command, if any
 	closeOnce sync.Once
-	closed    chan struct{}      // closed when the connection is gone
-	quitting  bool               // owner: close after the reply
-	iters     *storage.IterCache // owner: the event loop's while it serves the client (inLoop)
+	closed    chan struct{}     // closed when the connection is gone
+	quitting  bool              // owner: close after the reply
+	iters     *stream.ReadCache // owner: the event loop's while it serves the client (inLoop)
 	// loopNotify, set while the client is in the event loop, hands its
 	// blocked command to the loop to retry (notifyBlocked).
 	loopNotify atomic.Pointer[func()]

@@ -4,8 +4,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
-	"github.com/eddy-streams/eddy/storage"
 )
 
 // adminCommands are the server, scripting and cluster commands Eddy
@@ -98,10 +96,9 @@ func cmdConfigSet(ctx *cmdContext) {
 		ctx.w.Error(err.Error())
 		return
 	}
-	cfg := s.cfg.Snapshot()
-	s.applyLive(cfg)
-	if mode, err := storage.ParseSyncMode(cfg.AppendFsync); err == nil {
-		s.db.SetSyncMode(mode)
+	if err := s.applyLive(s.cfg.Snapshot()); err != nil {
+		ctx.w.Error(errorText(err))
+		return
 	}
 	ctx.w.Simple("OK")
 }

@@ -95,7 +95,7 @@ func (s *Server) follow(host string, port int) {
 	s.unblockAllChanged()
 	r := replication.StartReplica(replication.ReplicaConfig{
 		Host: host, Port: port, ListeningPort: s.port,
-		Engine: s.engine, DB: s.db, Log: h.log, Logger: s.logger,
+		Engine: s.engine, Log: h.log, Logger: s.logger,
 		Auth: func() (string, string) {
 			c := s.cfg.Snapshot()
 			return c.MasterUser, c.MasterAuth
@@ -125,7 +125,7 @@ func (s *Server) promote() error {
 	}
 	r.Stop()
 	h.log.Shift(replication.NewID())
-	err := s.db.SetReplState(nil)
+	err := s.engine.SetReplState(nil)
 	h.mu.Lock()
 	h.replica = nil
 	h.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/eddy-streams/eddy/stream"
 )
 
 // Config holds the server's settings, one typed field per directive.
@@ -59,10 +59,6 @@ type Config struct {
 	// changes verbosity at runtime. It is wiring, not a directive; copies of
 	// the Config share it on purpose.
 	LogLevelVar *slog.LevelVar
-
-	// fs replaces the store's file system; tests set it to hold the
-	// log's syncs.
-	fs vfs.FS
 }
 
 // ErrUnknownDirective is returned (wrapped) by Set and ParseConfigFile for
@@ -110,7 +106,7 @@ var configTable = []configDirectiveSpec{
 		value: configDir()},
 	{name: "appendfsync", def: "everysec",
 		usage: "when a write reaches the disk: always (before the reply), everysec, no (left to the OS)",
-		value: configEnum([]string{"everysec", "always", "no"}, func(c *Config) *string { return &c.AppendFsync })},
+		value: configEnum(stream.SyncModes(), func(c *Config) *string { return &c.AppendFsync })},
 	{name: "databases", def: "16", immutable: true,
 		usage: "number of logical databases (SELECT 0..N-1)",
 		value: configInt(1, maxInt32, func(c *Config) *int { return &c.Databases })},
@@ -861,4 +857,14 @@ func configMatch(pattern, s string) bool {
 		}
 	}
 	return len(s) == 0
+}
+
+// EngineOptions are the stream engine's options that the directives set
+// (meta-cache-keys); the caller adds its own hooks (OnApply, Logger).
+func (c Config) EngineOptions() stream.Options {
+	keys := c.MetaCacheKeys
+	if keys == 0 {
+		keys = -1 // stream.Options: negative turns the cache off
+	}
+	return stream.Options{MetaCacheKeys: keys}
 }

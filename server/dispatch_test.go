@@ -147,8 +147,8 @@ func TestClientListLine(t *testing.T) {
 }
 
 func TestInfoSections(t *testing.T) {
-	db, eng := openMemEngine(t)
-	s := &Server{databases: 16, started: time.Now(), cfg: NewLiveConfig(DefaultConfig()), db: db, engine: eng}
+	_, eng := openMemEngine(t)
+	s := &Server{databases: 16, started: time.Now(), cfg: NewLiveConfig(DefaultConfig()), engine: eng}
 	s.stats.init()
 	s.blocks.init()
 	s.buildTable(commandTable())

@@ -10,10 +10,10 @@
 // own. Both call serveRESP through redcon.Conn, so the code below sees no
 // difference.
 //
-// Usage:
+// Usage (cmd/eddy wires the parts; the server never sees the store):
 //
-//	srv, err := server.New(cfg, logger) // opens the store, binds the port
-//	err = srv.Serve(ctx)                // until ctx is cancelled or SHUTDOWN
+//	srv, err := server.New(cfg, server.Parts{Engine: eng, ReplLog: log}, logger) // binds the port
+//	err = srv.Serve(ctx) // until ctx is cancelled or SHUTDOWN; then the caller closes the store
 //
 // One table of commands (commandTable) drives everything: dispatch
 // (dispatch.go: lookup, arity, auth, MULTI queueing, then the handler in a
@@ -28,7 +28,7 @@
 // argument lies as it frames the bytes, and the loop takes the commands
 // from those notes (takeCommands) instead of parsing them again; the
 // loop's reads share one iterator while nothing is written
-// (storage.IterCache). When a pipeline's first commands are writes, serveRESP
+// (stream.ReadCache). When a pipeline's first commands are writes, serveRESP
 // takes the commands redcon has already parsed and runs each run of
 // consecutive writes in one Engine.Update (pipeline.go), with the replies
 // and effects of running them one by one. The per-command path (lookup,
@@ -42,8 +42,11 @@
 // its own goroutine runs them in order (after the rest of a pipeline
 // already read). PSYNC makes the client leave the event loop.
 //
-// With appendfsync always, no reply of the event loop's leaves before a
-// log sync covers every write applied before it (eventLoop.hold); a large
+// Durability is the store's decision, not the server's: an Update returns
+// once its writes are as durable as appendfsync asks, and the event loop,
+// which applies a turn's writes with UpdateApplied, holds their replies
+// while the engine says replies wait for a sync (RepliesWaitForSync) until
+// the engine's Durable position covers them (eventLoop.hold); a large
 // group's sync runs while the loop goes on (loop_linux.go).
 //
 // Invariants and lock order:

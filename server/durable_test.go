@@ -105,9 +105,8 @@ func TestAlwaysRepliesAfterSync(t *testing.T) { bothIOModes(t, testAlwaysReplies
 // writes (the event loop does not wait for a large group's sync).
 func testAlwaysRepliesAfterSync(t *testing.T, mode func(*Config)) {
 	gate := &syncGate{FS: vfs.Default}
-	s := startServer(t, mode, func(c *Config) {
+	s := startServerOn(t, gate, mode, func(c *Config) {
 		c.AppendFsync = "always"
-		c.fs = gate
 	})
 	t.Cleanup(gate.open) // before the server stops
 	a, b := dialRaw(t, s), dialRaw(t, s)
@@ -122,9 +121,9 @@ func testAlwaysRepliesAfterSync(t *testing.T, mode func(*Config)) {
 	waitFor(t, func() bool { return gate.waiting.Load() > 0 })
 	a.expectNoReply(50 * time.Millisecond)
 
-	applied := s.db.Applied()
+	applied := s.engine.Applied()
 	b.send(xadd)
-	waitFor(t, func() bool { return s.db.Applied() > applied })
+	waitFor(t, func() bool { return s.engine.Applied() > applied })
 	b.expectNoReply(50 * time.Millisecond)
 
 	gate.open()
@@ -160,9 +159,8 @@ func TestAlwaysAckedWritesSurviveCrash(t *testing.T) {
 func testAlwaysAckedWritesSurviveCrash(t *testing.T, mode func(*Config)) {
 	fs := vfs.NewCrashableMem()
 	var dir string
-	s := startServer(t, mode, func(c *Config) {
+	s := startServerOn(t, fs, mode, func(c *Config) {
 		c.AppendFsync = "always"
-		c.fs = fs
 		dir = c.Dir
 	})
 	const writers, batch = 4, 2 * syncAheadMin
@@ -277,9 +275,8 @@ func TestJournalFailureRefusesWrites(t *testing.T) {
 // AOF write, and reads go on.
 func testJournalFailureRefusesWrites(t *testing.T, mode func(*Config)) {
 	fs := &failSyncFS{FS: vfs.Default}
-	s := startServer(t, mode, func(c *Config) {
+	s := startServerOn(t, fs, mode, func(c *Config) {
 		c.AppendFsync = "always"
-		c.fs = fs
 	})
 	a, b := dialRaw(t, s), dialRaw(t, s)
 	a.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")

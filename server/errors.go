@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 )
 
@@ -286,7 +285,7 @@ func errorText(err error) string {
 		return errNaNOrInf
 	case errors.Is(err, stream.ErrTooLarge):
 		return errStringTooLong
-	case errors.Is(err, storage.ErrJournalFailed):
+	case errors.Is(err, stream.ErrStoreFailed):
 		return errJournalFailed(err)
 	}
 	return "ERR " + err.Error()

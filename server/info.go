@@ -148,7 +148,7 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			// waiting for compactions and flushes), their length in all,
 			// and whether writes are stopped now. Every write waits out
 			// a stop; nothing else would show one.
-			ws := s.db.WriteStalls()
+			ws := s.engine.WriteStalls()
 			line("eddy_write_stalls", ws.Count)
 			line("eddy_write_stall_ms", ws.Total.Milliseconds())
 			line("eddy_write_stalled", b2i(ws.Stalled))
@@ -158,7 +158,7 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			cs := s.engine.CommitStats()
 			line("eddy_commit_groups", cs.Batches)
 			line("eddy_commit_writes", cs.Writes)
-			ss := s.db.Syncs()
+			ss := s.engine.Syncs()
 			line("eddy_syncs", ss.Count)
 			line("eddy_sync_writers", ss.Writers)
 			line("eddy_sync_usec", ss.Time.Microseconds())

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/eddy-streams/eddy/storage"
+	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
 )
 
@@ -85,7 +85,7 @@ type eventLoop struct {
 	args  [][]byte  // arena for the arguments of parsed commands, never reused
 	// iters lends the reads of the loop's clients one iterator while
 	// nothing is written; released when stale at the end of each turn.
-	iters *storage.IterCache
+	iters *stream.ReadCache
 	ready []*loopConn // clients with commands to run this turn
 	carry []*loopConn // groupable clients left for the next turn (groupMax)
 	// carries counts the clients left for a next turn, for tests.
@@ -134,7 +134,7 @@ func newEventLoop(s *Server, lns []net.Listener) (*eventLoop, error) {
 		lnFDs:    make(map[int]bool),
 		conns:    make(map[int]*loopConn),
 		buf:      make([]byte, loopReadSize),
-		iters:    s.db.NewIterCache(),
+		iters:    s.engine.NewReadCache(),
 		stopping: make(chan struct{}),
 		synced:   make(chan error, 1),
 	}
@@ -446,7 +446,7 @@ func (l *eventLoop) serveReady() {
 	// Writes of every client that sent only groupable writes: one group.
 	groups, total := l.groups[:0], 0
 	most := groupMax
-	if s.db.SyncMode() == storage.SyncAlways {
+	if s.engine.RepliesWaitForSync() {
 		most = groupMaxSynced
 	}
 	for _, lc := range l.ready {
@@ -805,23 +805,23 @@ func (l *eventLoop) send(lc *loopConn) {
 // writes were applied with UpdateApplied) but goes on with the next
 // turn while it runs, and releases the replies when it ends.
 func (l *eventLoop) hold(lc *loopConn) bool {
-	db := l.s.db
+	eng := l.s.engine
 	if lc.held {
-		lc.heldAt = db.Applied()
+		lc.heldAt = eng.Applied()
 		return true
 	}
-	if len(lc.out) == 0 && !lc.closing || db.SyncMode() != storage.SyncAlways {
+	if len(lc.out) == 0 && !lc.closing || !eng.RepliesWaitForSync() {
 		return false
 	}
-	if db.Failed() != nil {
+	if eng.Failed() != nil {
 		// No sync will cover anything again: the writes are refused
 		// (MISCONF), and what is read goes out as Redis's reads of
 		// writes not yet synced do. The replies held when the sync
 		// failed were dropped with their clients (released).
 		return false
 	}
-	at := db.Applied()
-	if at <= db.Durable() {
+	at := eng.Applied()
+	if at <= eng.Durable() {
 		return false // a sync covered it, the loop's or another's
 	}
 	lc.held, lc.heldAt = true, at
@@ -841,10 +841,10 @@ func (l *eventLoop) syncHeld(wait bool) {
 	writers := int(writes - l.syncedWrites)
 	l.syncedWrites = writes
 	if wait {
-		l.released(syncUnlocked(l.s.db, writers))
+		l.released(syncUnlocked(l.s.engine, writers))
 		return
 	}
-	go func(db *storage.DB) { l.synced <- db.SyncApplied(writers) }(l.s.db)
+	go func(eng *stream.Engine) { l.synced <- eng.SyncApplied(writers) }(l.s.engine)
 }
 
 // syncUnlocked runs a log sync on the loop's goroutine, unlocked from its
@@ -857,10 +857,10 @@ func (l *eventLoop) syncHeld(wait bool) {
 // to its own: two thread switches, each a futex wake-up that waits for a
 // CPU the benchmark client shares. With appendfsync always and small
 // groups the loop syncs every turn, so this is on every reply's path.
-func syncUnlocked(db *storage.DB, writers int) error {
+func syncUnlocked(eng *stream.Engine, writers int) error {
 	runtime.UnlockOSThread()
 	defer runtime.LockOSThread()
-	return db.SyncApplied(writers)
+	return eng.SyncApplied(writers)
 }
 
 // waitUnlocked waits, unlocked from the loop's thread, for the sync in
@@ -948,7 +948,7 @@ func (l *eventLoop) released(err error) {
 		l.held = l.held[:0]
 		return
 	}
-	durable := l.s.db.Durable()
+	durable := l.s.engine.Durable()
 	keep := l.held[:0]
 	for _, lc := range l.held {
 		switch {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/replication"
-	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
 )
@@ -30,7 +29,6 @@ const redisVersion = "7.0.15"
 type Server struct {
 	logger *slog.Logger
 	cfg    *LiveConfig
-	db     *storage.DB
 	engine *stream.Engine
 
 	// live copies of settings read on hot paths
@@ -78,18 +76,28 @@ type Server struct {
 	shutdownOnce sync.Once
 	done         chan struct{} // closed when shutdown begins
 
-	beforeClose []func() // run by stop before the store closes; set before Serve
-
 	onAppend atomic.Pointer[func(key []byte)] // OnAppend's function, or nil
 
 	repl replHub // replication (cmd_replication.go)
 }
 
-// New opens the store in cfg.Dir and binds cfg.Bind x cfg.Port. Serve
-// then accepts clients.
-func New(cfg Config, logger *slog.Logger) (*Server, error) {
+// Parts are what the server serves, opened and wired by the caller
+// (cmd/eddy): the engine over the store, and the replication log that the
+// engine's Options.OnApply feeds. The server installs its own hooks on the
+// engine (SetOnCommit, SetLimits) and never sees the store.
+type Parts struct {
+	Engine  *stream.Engine
+	ReplLog *replication.Log
+}
+
+// New binds cfg.Bind x cfg.Port to serve p.Engine. Serve then accepts
+// clients. The caller closes the store once Serve has returned.
+func New(cfg Config, p Parts, logger *slog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if p.Engine == nil || p.ReplLog == nil {
+		return nil, errors.New("server: New needs an engine and a replication log")
 	}
 	if cfg.Databases <= 0 {
 		cfg.Databases = 16
@@ -104,40 +112,22 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		replID:      randomHex(20),
 		shutdownReq: make(chan struct{}),
 		done:        make(chan struct{}),
-		repl:        replHub{log: replication.NewLog(int(cfg.ReplBacklogSize))},
+		repl:        replHub{log: p.ReplLog},
+		engine:      p.Engine,
 	}
-	s.applyLive(cfg)
+	if err := s.applyLive(cfg); err != nil {
+		return nil, err
+	}
 	s.watch.init()
 	s.blocks.init()
 	s.stats.init()
 	s.buildTable(commandTable())
 
-	mode, err := storage.ParseSyncMode(cfg.AppendFsync)
-	if err != nil {
-		return nil, err
-	}
-	db, err := storage.Open(storage.Options{Dir: cfg.Dir, CacheSize: cfg.CacheSize, Sync: mode, FS: cfg.fs, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	metaCacheKeys := cfg.MetaCacheKeys
-	if metaCacheKeys == 0 {
-		metaCacheKeys = -1 // stream.Options: negative turns the cache off
-	}
-	eng, err := stream.Open(db, stream.Options{
-		MetaCacheKeys: metaCacheKeys,
-		Limits: func() stream.NodeLimits {
-			return stream.NodeLimits{MaxBytes: s.nodeMaxBytes.Load(), MaxEntries: s.nodeMaxEntries.Load()}
-		},
-		OnCommit: s.onCommit,
-		OnApply:  s.repl.log.AppendBatch,
-		Logger:   logger,
+	eng := p.Engine
+	eng.SetOnCommit(s.onCommit)
+	eng.SetLimits(func() stream.NodeLimits {
+		return stream.NodeLimits{MaxBytes: s.nodeMaxBytes.Load(), MaxEntries: s.nodeMaxEntries.Load()}
 	})
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.db, s.engine = db, eng
 	s.repl.primary = replication.NewPrimary(s.repl.log, eng, logger)
 	s.repl.primary.OnAck(s.wakeWaiters)
 
@@ -152,7 +142,6 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 			for _, l := range s.listeners {
 				l.Close()
 			}
-			db.Close()
 			return nil, fmt.Errorf("listen on %s port %d: %w", b, port, err)
 		}
 		if port == 0 {
@@ -162,11 +151,11 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	s.port = port
 	if cfg.EventLoop != "no" {
+		var err error
 		if s.loop, err = newEventLoop(s, s.listeners); err != nil {
 			for _, l := range s.listeners {
 				l.Close()
 			}
-			db.Close()
 			return nil, err
 		}
 	}
@@ -178,8 +167,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// applyLive copies the settings read on hot paths.
-func (s *Server) applyLive(cfg Config) {
+// applyLive copies the settings read on hot paths, and hands the
+// durability policy to the engine (storage decides what it means).
+func (s *Server) applyLive(cfg Config) error {
 	s.nodeMaxEntries.Store(cfg.StreamNodeMaxEntries)
 	s.nodeMaxBytes.Store(cfg.StreamNodeMaxBytes)
 	bulk := cfg.ProtoMaxBulkLen
@@ -194,6 +184,10 @@ func (s *Server) applyLive(cfg Config) {
 	if s.repl.log != nil {
 		s.repl.log.SetBacklog(int(cfg.ReplBacklogSize))
 	}
+	if s.engine == nil {
+		return nil
+	}
+	return s.engine.SetSyncMode(cfg.AppendFsync)
 }
 
 func (s *Server) maxBulkLen() int64 { return s.protoMaxBulk.Load() }
@@ -204,21 +198,13 @@ func (s *Server) idleTimeout() time.Duration {
 
 func (s *Server) password() string { return *s.requirePass.Load() }
 
-// Engine is the stream engine, for other front ends over the same data
-// (the NATS bridge). They must stop reading before the store closes: see
-// BeforeClose.
-func (s *Server) Engine() *stream.Engine { return s.engine }
-
-// BeforeClose registers fn to run during shutdown, after the RESP clients
-// are gone and before the store closes. Call it before Serve.
-func (s *Server) BeforeClose(fn func()) { s.beforeClose = append(s.beforeClose, fn) }
-
 // Addr is the first listening address.
 func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 
 // Serve accepts clients until ctx is cancelled or SHUTDOWN is run, then
 // stops accepting, lets in-flight commands finish, disconnects every
-// client, and closes the store. It returns nil after such a stop.
+// client and stops replication. It returns nil after such a stop; the
+// caller then closes the store.
 func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, len(s.rcs)+1)
 	for i, rc := range s.rcs {
@@ -257,13 +243,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	cancelExp()
 	<-expDone
-	return errors.Join(serveErr, s.stop())
+	s.stop()
+	return serveErr
 }
 
 // stop is the graceful shutdown: no new clients, in-flight commands
-// finish, clients are disconnected (blocked ones woken first), the store
-// is flushed and closed.
-func (s *Server) stop() error {
+// finish, clients are disconnected (blocked ones woken first), the
+// replica side ends: nothing of the server's reads or writes the store
+// once it returns.
+func (s *Server) stop() {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
@@ -287,12 +275,7 @@ func (s *Server) stop() error {
 	}
 	s.detached.Wait()
 	s.stopReplication()
-	for _, fn := range s.beforeClose {
-		fn()
-	}
-	err := s.db.Close()
 	s.logger.Info("server stopped")
-	return err
 }
 
 // requestShutdown asks Serve to stop (SHUTDOWN).

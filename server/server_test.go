@@ -11,12 +11,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/eddy-streams/eddy/replication"
 	"github.com/eddy-streams/eddy/storage"
+	"github.com/eddy-streams/eddy/stream"
 	"github.com/redis/go-redis/v9"
 )
 
 // startServer runs a Server on a free port with its store in a temp dir.
 func startServer(t *testing.T, edit ...func(*Config)) *Server {
+	t.Helper()
+	return startServerOn(t, nil, edit...)
+}
+
+// startServerOn is startServer with the store's files on fs (nil: the
+// disk), for tests that hold or fail the journal's syncs.
+func startServerOn(t *testing.T, fs vfs.FS, edit ...func(*Config)) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Port = 0
@@ -26,21 +36,50 @@ func startServer(t *testing.T, edit ...func(*Config)) *Server {
 	for _, e := range edit {
 		e(&cfg)
 	}
-	s, err := New(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := newServer(t, cfg, fs)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		// A store whose journal a test made fail says so as it closes.
-		if err := <-done; err != nil && !errors.Is(err, storage.ErrJournalFailed) {
+		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
+		}
+		// A store whose journal a test made fail says so as it closes.
+		if err := db.Close(); err != nil && !errors.Is(err, storage.ErrJournalFailed) {
+			t.Errorf("closing the store: %v", err)
 		}
 	})
 	return s
+}
+
+// newServer opens the store, the engine and the replication log for cfg
+// as cmd/eddy wires them, and a Server over them; the caller closes the
+// store once Serve has returned.
+func newServer(t *testing.T, cfg Config, fs vfs.FS) (*Server, *storage.DB) {
+	t.Helper()
+	mode, err := storage.ParseSyncMode(cfg.AppendFsync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := storage.Open(storage.Options{Dir: cfg.Dir, CacheSize: cfg.CacheSize, Sync: mode, FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := replication.NewLog(int(cfg.ReplBacklogSize))
+	opts := cfg.EngineOptions()
+	opts.OnApply = log.AppendBatch
+	eng, err := stream.Open(db, opts)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Parts{Engine: eng, ReplLog: log}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	return s, db
 }
 
 // rawConn is a RESP connection that sends bytes and reads exact replies.
@@ -346,10 +385,8 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestShutdownCommand(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Port, cfg.Bind, cfg.Dir = 0, []string{"127.0.0.1"}, t.TempDir()
-	s, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := newServer(t, cfg, nil)
+	t.Cleanup(func() { db.Close() })
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(context.Background()) }()
 	r := dialRaw(t, s)

@@ -42,15 +42,19 @@ const (
 	SyncNo
 )
 
+// syncModeNames are the modes' appendfsync values, indexed by SyncMode.
+var syncModeNames = [...]string{SyncEverySec: "everysec", SyncAlways: "always", SyncNo: "no"}
+
+// SyncModeNames lists the appendfsync values ParseSyncMode accepts, the
+// default first.
+func SyncModeNames() []string { return append([]string(nil), syncModeNames[:]...) }
+
 // ParseSyncMode parses an appendfsync value.
 func ParseSyncMode(s string) (SyncMode, error) {
-	switch s {
-	case "always":
-		return SyncAlways, nil
-	case "everysec":
-		return SyncEverySec, nil
-	case "no":
-		return SyncNo, nil
+	for m, name := range syncModeNames {
+		if s == name {
+			return SyncMode(m), nil
+		}
 	}
 	return 0, fmt.Errorf("storage: unknown sync mode %q", s)
 }
@@ -471,6 +475,12 @@ func (db *DB) SetSyncMode(m SyncMode) { db.mode.Store(uint32(m)) }
 
 // SyncMode is the durability policy in force.
 func (db *DB) SyncMode() SyncMode { return db.syncMode() }
+
+// AckAfterSync reports whether the policy in force acknowledges a write
+// only once a sync covers it (SyncAlways): a caller that applied writes
+// without waiting (NoteApplied) then syncs them (SyncApplied) before it
+// answers.
+func (db *DB) AckAfterSync() bool { return db.syncMode() == SyncAlways }
 
 func (db *DB) syncMode() SyncMode { return SyncMode(db.mode.Load()) }
 

@@ -148,7 +148,7 @@ func Open(db *storage.DB, opts Options) (*Engine, error) {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if opts.Limits == nil {
-		opts.Limits = func() NodeLimits { return NodeLimits{MaxBytes: 4096, MaxEntries: 100} }
+		opts.Limits = defaultLimits
 	}
 	if opts.Now == nil {
 		opts.Now = func() int64 { return time.Now().UnixMilli() }
@@ -308,11 +308,11 @@ func (e *Engine) View(fn func(tx *Tx) error) error { return e.ViewWith(nil, fn) 
 
 // ViewWith is View reading through iters, an iterator cache of the
 // calling goroutine's (nil: none).
-func (e *Engine) ViewWith(iters *storage.IterCache, fn func(tx *Tx) error) error {
+func (e *Engine) ViewWith(iters *ReadCache, fn func(tx *Tx) error) error {
 	e.mu.RLock()
 	tx := e.newTx(e.db, nil)
 	if iters != nil {
-		tx.r = iters
+		tx.r = iters.c
 	}
 	if e.applying.Load() {
 		tx.snap = e.db.NewSnapshot()
@@ -505,3 +505,34 @@ func (tx *Tx) dropKey(db int, key []byte, m *storage.Meta) error {
 	tx.kbuf = storage.AppendMetaKey(tx.kbuf[:0], db, key)
 	return tx.b.Delete(tx.kbuf)
 }
+
+// SetOnCommit installs fn as Options.OnCommit, for a front end created
+// after the engine (the server, wired by cmd/eddy). It must be called
+// before the engine takes writes: the commit path reads it unguarded.
+func (e *Engine) SetOnCommit(fn func(changes []Change)) { e.opts.OnCommit = fn }
+
+// SetLimits installs fn as Options.Limits (nil: Redis's defaults), under
+// the rule of SetOnCommit.
+func (e *Engine) SetLimits(fn func() NodeLimits) {
+	if fn == nil {
+		fn = defaultLimits
+	}
+	e.opts.Limits = fn
+}
+
+func defaultLimits() NodeLimits { return NodeLimits{MaxBytes: 4096, MaxEntries: 100} }
+
+// ReadCache lends the reads of one goroutine one store iterator while
+// nothing is written (ViewWith): the event loop's reads share it. It is
+// not safe for concurrent use.
+type ReadCache struct{ c *storage.IterCache }
+
+// NewReadCache returns a ReadCache over the engine's store.
+func (e *Engine) NewReadCache() *ReadCache { return &ReadCache{c: e.db.NewIterCache()} }
+
+// ReleaseStale drops the lent iterator if a write made it stale; the
+// loop calls it at the end of each turn.
+func (r *ReadCache) ReleaseStale() error { return r.c.ReleaseStale() }
+
+// Release drops the lent iterator.
+func (r *ReadCache) Release() error { return r.c.Release() }

@@ -247,3 +247,11 @@ func (fs *FullSync) Abort() error {
 	}
 	return err
 }
+
+// ReplState reads the replica's position record (ApplyReplicated writes
+// it with each batch); ok is false when there is none.
+func (e *Engine) ReplState() (state []byte, ok bool, err error) { return e.db.ReplState() }
+
+// SetReplState writes the replica's position record (nil deletes it) and
+// waits until it is durable.
+func (e *Engine) SetReplState(state []byte) error { return e.db.SetReplState(state) }

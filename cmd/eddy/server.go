@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/bridge"
+	"github.com/eddy-streams/eddy/replication"
 	"github.com/eddy-streams/eddy/server"
+	"github.com/eddy-streams/eddy/storage"
+	"github.com/eddy-streams/eddy/stream"
 )
 
 // serverOptions is what `eddy server` was asked to do.
@@ -139,22 +142,64 @@ func runServer(ctx context.Context, args []string, e env) int {
 	cfg.LogLevelVar = level // CONFIG SET loglevel then takes effect at once
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 
-	srv, err := server.New(cfg, logger)
+	parts, db, err := openParts(cfg, logger)
 	if err != nil {
 		logger.Error("eddy failed to start", "err", err)
 		return exitError
 	}
-	br, err := startBridge(ctx, cfg, srv, logger)
+	code = serve(ctx, cfg, parts, logger)
+	if err := db.Close(); err != nil {
+		logger.Error("closing the store failed", "err", err)
+		return exitError
+	}
+	return code
+}
+
+// openParts opens what the server serves, wired as the layers allow
+// (docs/architecture.md): the store in cfg.Dir, which owns durability,
+// the stream engine over it, and the replication log the engine feeds
+// with every batch it applies. The caller closes the store.
+func openParts(cfg server.Config, logger *slog.Logger) (server.Parts, *storage.DB, error) {
+	mode, err := storage.ParseSyncMode(cfg.AppendFsync)
+	if err != nil {
+		return server.Parts{}, nil, err
+	}
+	db, err := storage.Open(storage.Options{Dir: cfg.Dir, CacheSize: cfg.CacheSize, Sync: mode, Logger: logger})
+	if err != nil {
+		return server.Parts{}, nil, err
+	}
+	log := replication.NewLog(int(cfg.ReplBacklogSize))
+	opts := cfg.EngineOptions()
+	opts.OnApply = log.AppendBatch
+	opts.Logger = logger
+	eng, err := stream.Open(db, opts)
+	if err != nil {
+		db.Close()
+		return server.Parts{}, nil, err
+	}
+	return server.Parts{Engine: eng, ReplLog: log}, db, nil
+}
+
+// serve runs the RESP server and the NATS bridge over parts until ctx is
+// cancelled or SHUTDOWN; both have stopped using the store when it
+// returns.
+func serve(ctx context.Context, cfg server.Config, parts server.Parts, logger *slog.Logger) int {
+	srv, err := server.New(cfg, parts, logger)
+	if err != nil {
+		logger.Error("eddy failed to start", "err", err)
+		return exitError
+	}
+	br, err := startBridge(ctx, cfg, parts.Engine, srv, logger)
 	if err != nil {
 		logger.Error("nats bridge failed to start", "err", err)
-		// Serve with a cancelled context only closes the store cleanly.
+		// Serve with a cancelled context only closes the listeners.
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		_ = srv.Serve(cctx)
 		return exitError
 	}
 	if br != nil {
-		srv.BeforeClose(func() { br.Close() })
+		defer br.Close() // after the RESP clients are gone
 		// tests/ parses this line for the NATS address; keep its shape.
 		logger.Info("nats bridge ready", "url", br.URL())
 	}
@@ -177,7 +222,7 @@ const defaultNatsPort = 4222
 // may run JetStream of its own on $JS.API. The default port being taken
 // (a nats-server already running here, or another Eddy) is a warning,
 // not a failure: the bridge is optional and on by default.
-func startBridge(ctx context.Context, cfg server.Config, srv *server.Server, logger *slog.Logger) (*bridge.Bridge, error) {
+func startBridge(ctx context.Context, cfg server.Config, eng *stream.Engine, srv *server.Server, logger *slog.Logger) (*bridge.Bridge, error) {
 	bc := bridge.Config{
 		URL:     cfg.NatsURL,
 		Creds:   cfg.NatsCreds,
@@ -195,7 +240,7 @@ func startBridge(ctx context.Context, cfg server.Config, srv *server.Server, log
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	br, err := bridge.Start(ctx, bc, bridge.EngineStore{Engine: srv.Engine()})
+	br, err := bridge.Start(ctx, bc, bridge.EngineStore{Engine: eng})
 	if err == nil {
 		srv.OnAppend(br.Appended) // consumers deliver new entries at once
 	}

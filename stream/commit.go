@@ -99,10 +99,11 @@ func (e *Engine) Update(fn func(tx *Tx) error) error {
 }
 
 // UpdateApplied is Update, but returns once fn's writes are applied
-// (visible, and told to OnCommit) without waiting for a sync: the caller
-// makes them durable before acknowledging them, with the store's
-// SyncApplied. The event loop does so for a whole turn's replies with
-// appendfsync always, as Redis writes its replies after the AOF's fsync.
+// (visible, and told to OnCommit) without waiting for a sync: while
+// RepliesWaitForSync, the caller makes them durable before acknowledging
+// them, with SyncApplied (durability.go). The event loop does so for a
+// whole turn's replies, as Redis writes its replies after the AOF's
+// fsync.
 func (e *Engine) UpdateApplied(fn func(tx *Tx) error) error {
 	return e.update(fn, true)
 }

@@ -424,7 +424,7 @@ func (a *api) directMulti(name string, req *server.JSApiMsgGetRequest, out repli
 			return false
 		}
 		for _, f := range req.MultiLastFor {
-			if stream.SubjectMatches(f, e.Subject) {
+			if subjectMatches(f, e.Subject) {
 				last[string(e.Subject)] = e
 				break
 			}
@@ -496,7 +496,7 @@ func (a *api) numPending(name string, from uint64, filter string) (n, validThrou
 		if e.Seq > st.LastSeq {
 			return false
 		}
-		if filter == "" || stream.SubjectMatches(filter, e.Subject) {
+		if filter == "" || subjectMatches(filter, e.Subject) {
 			n++
 		}
 		return true
@@ -661,7 +661,7 @@ func (a *api) streamInfo(subject, name string, msg []byte) ([]byte, error) {
 func (a *api) subjectCounts(name, filter string) (map[string]uint64, error) {
 	counts := map[string]uint64{}
 	err := a.store.Scan(name, 0, func(e stream.SeqEntry) bool {
-		if stream.SubjectMatches(filter, e.Subject) {
+		if subjectMatches(filter, e.Subject) {
 			counts[string(e.Subject)]++
 		}
 		return true
@@ -886,56 +886,6 @@ func (a *api) accountInfo() ([]byte, error) {
 	stats.API = server.JetStreamAPIStats{Level: server.JSApiLevel, Total: a.total.Load(), Errors: a.errs.Load()}
 	resp := server.JSApiAccountInfoResponse{ApiResponse: server.ApiResponse{Type: server.JSApiAccountInfoResponseType}, JetStreamAccountStats: stats}
 	return mustJSON(resp), nil
-}
-
-// The message mapping: the payload is field "data", every other field
-// but "subject" a header of the same name, the time the entry ID's
-// milliseconds.
-
-func payload(e stream.SeqEntry) []byte {
-	for i := 0; i+1 < len(e.Fields); i += 2 {
-		if string(e.Fields[i]) == "data" {
-			return e.Fields[i+1]
-		}
-	}
-	return nil
-}
-
-func idTime(id stream.ID) time.Time {
-	return time.UnixMilli(int64(id.Ms)).UTC()
-}
-
-func entryTime(e stream.SeqEntry) time.Time { return idTime(e.ID) }
-
-// appendHeaderFields appends the entry's fields as header lines; names
-// that cannot be NATS header keys are left out, and line breaks in
-// values become spaces, as Go's http.Header.Write does.
-func appendHeaderFields(dst []byte, e stream.SeqEntry) []byte {
-	stream.MessageParts(e.Fields, func(k, v []byte) {
-		dst = append(dst, k...)
-		dst = append(dst, ": "...)
-		for _, c := range v {
-			if c == '\r' || c == '\n' {
-				c = ' '
-			}
-			dst = append(dst, c)
-		}
-		dst = append(dst, "\r\n"...)
-	})
-	return dst
-}
-
-// appendEntryHeader is the header block stored with the message, as
-// STREAM.MSG.GET returns it; nil when the entry has no header fields.
-func appendEntryHeader(dst []byte, e stream.SeqEntry) []byte {
-	start := len(dst)
-	dst = append(dst, "NATS/1.0\r\n"...)
-	n := len(dst)
-	dst = appendHeaderFields(dst, e)
-	if len(dst) == n {
-		return dst[:start]
-	}
-	return append(dst, "\r\n"...)
 }
 
 // appendDirectFields is a Direct Get reply's header block without its

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-
-	"github.com/eddy-streams/eddy/stream"
 )
 
 // The consumer API subjects (consumer.go holds the consumers): the
@@ -197,7 +195,7 @@ func checkConsumerConfig(cfg *server.ConsumerConfig) *server.ApiError {
 		return server.NewJSConsumerAckWaitNegativeError()
 	}
 	if d := cfg.DeliverSubject; d != "" {
-		if stream.SubjectHasWildcard(d) {
+		if subjectHasWildcard(d) {
 			return server.NewJSConsumerDeliverToWildcardsError()
 		}
 		if !server.IsValidSubject(d) {

@@ -3,9 +3,11 @@ package server
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 
+	"github.com/eddy-streams/eddy/replication"
 	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 )
@@ -228,6 +230,21 @@ func errNoKeyOrGroup(key, group []byte) string {
 func errXClaimOption(opt []byte) string {
 	return "ERR Unrecognized XCLAIM option '" + errArg(opt, -1) + "'"
 }
+
+// errPromoteFailed is REPLICAOF NO ONE's text when the promotion could
+// not record its new state: the failure's own text.
+func errPromoteFailed(err error) string { return "ERR " + err.Error() }
+
+// errEddyProtoVersion is REPLCONF eddy-proto's text for a replication
+// protocol version this server does not speak; asked is the version as
+// the replica sent it.
+func errEddyProtoVersion(asked []byte) string {
+	return fmt.Sprintf("ERR unsupported eddy replication protocol %s (this server speaks %d)", asked, replication.ProtoVersion)
+}
+
+// errReplConfOption is REPLCONF's text for an option it does not know,
+// echoed as the client sent it.
+func errReplConfOption(opt []byte) string { return "ERR Unrecognized REPLCONF option: " + string(opt) }
 
 // errArg formats a client's argument inside an error line as Redis's
 // addReplyErrorFormat does: "%s" stops at a NUL byte, max > 0 truncates to

@@ -91,7 +91,7 @@ func (a *api) respond(subject string, hdr, data []byte, out replier) {
 			// waiting.
 			a.log.Error("nats bridge: read failed", "subject", subject, "err", err)
 			a.errs.Add(1)
-			out.send([]byte(fmt.Sprintf("NATS/1.0 500 %v\r\n\r\n", oneLine(err.Error()))), nil)
+			out.send(statusReadFailed(err), nil)
 		}
 		return
 	}
@@ -137,7 +137,7 @@ func (a *api) serve(subject string, hdr, data []byte) (rhdr, rdata []byte) {
 		// inside JetStream, rather than leave the client waiting.
 		a.log.Error("nats bridge: read failed", "subject", subject, "err", err)
 		a.errs.Add(1)
-		return nil, mustJSON(server.ApiResponse{Type: "io.nats.jetstream.api.v1.error", Error: &server.ApiError{Code: 500, Description: err.Error()}})
+		return nil, apiReadFailed(err)
 	}
 	return rhdr, rdata
 }
@@ -374,7 +374,7 @@ func (a *api) directGet(subject, name, key string, shortcut bool, reqHdr, msg []
 				return err
 			}
 		}
-		out.send(fmt.Appendf(nil, "NATS/1.0 204 EOB\r\nNats-Num-Pending: %d\r\nNats-Last-Sequence: %d\r\n\r\n", np, lseq), nil)
+		out.send(statusEOB(np, lseq), nil)
 	}
 	return nil
 }
@@ -470,7 +470,7 @@ func (a *api) directMulti(name string, req *server.JSApiMsgGetRequest, out repli
 			break
 		}
 	}
-	out.send(fmt.Appendf(nil, "NATS/1.0 204 EOB\r\nNats-Num-Pending: %d\r\nNats-Last-Sequence: %d\r\nNats-UpTo-Sequence: %d\r\n\r\n", np, lseq, upTo), nil)
+	out.send(statusEOBUpTo(np, lseq, upTo), nil)
 	return nil
 }
 

@@ -1,8 +1,6 @@
 package bridge
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -113,7 +111,7 @@ func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 		if a.cons != nil && a.cons.noPub != "" {
 			why = a.cons.noPub
 		}
-		return fail(server.NewJSConsumerCreateError(fmt.Errorf("push consumers are not available on this Eddy bridge: %s", why)))
+		return fail(errPushUnavailable(why))
 	}
 
 	// Defaults, as setConsumerConfigDefaults and addConsumer set them.
@@ -171,7 +169,7 @@ func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 		if a.cons.count() >= maxConsumers {
 			return fail(server.NewJSMaximumConsumersLimitError())
 		}
-		return fail(server.NewJSConsumerCreateError(errors.New("the bridge is closing")))
+		return fail(errBridgeClosing())
 	}
 	return mustJSON(resp), nil
 }
@@ -179,14 +177,8 @@ func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 // checkConsumerConfig is the part of nats-server's checkConsumerCfg that
 // applies to the consumers the bridge can serve.
 func checkConsumerConfig(cfg *server.ConsumerConfig) *server.ApiError {
-	badStart := func(dp, start string) *server.ApiError {
-		return server.NewJSConsumerInvalidPolicyError(fmt.Errorf("consumer delivery policy is deliver %s, but optional start %s is also set", dp, start))
-	}
-	notSet := func(dp, notSet string) *server.ApiError {
-		return server.NewJSConsumerInvalidPolicyError(fmt.Errorf("consumer delivery policy is deliver %s, but optional %s is not set", dp, notSet))
-	}
 	if cfg.Name != "" && !validConsumerName(cfg.Name) {
-		return server.NewJSStreamInvalidConfigError(errors.New("consumer name can not contain '.', '*', '>', '\\', '/'"))
+		return errConsumerNameInvalid()
 	}
 	if cfg.Replicas < 0 {
 		return server.NewJSReplicasCountCannotBeNegativeError()
@@ -240,48 +232,48 @@ func checkConsumerConfig(cfg *server.ConsumerConfig) *server.ApiError {
 	switch cfg.DeliverPolicy {
 	case server.DeliverAll:
 		if cfg.OptStartSeq > 0 {
-			return badStart("all", "sequence")
+			return errDeliverStartSet("all", "sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("all", "time")
+			return errDeliverStartSet("all", "time")
 		}
 	case server.DeliverLast:
 		if cfg.OptStartSeq > 0 {
-			return badStart("last", "sequence")
+			return errDeliverStartSet("last", "sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("last", "time")
+			return errDeliverStartSet("last", "time")
 		}
 	case server.DeliverLastPerSubject:
 		if cfg.OptStartSeq > 0 {
-			return badStart("last per subject", "sequence")
+			return errDeliverStartSet("last per subject", "sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("last per subject", "time")
+			return errDeliverStartSet("last per subject", "time")
 		}
 		if cfg.FilterSubject == "" && len(cfg.FilterSubjects) == 0 {
-			return notSet("last per subject", "filter subject")
+			return errDeliverNotSet("last per subject", "filter subject")
 		}
 	case server.DeliverNew:
 		if cfg.OptStartSeq > 0 {
-			return badStart("new", "sequence")
+			return errDeliverStartSet("new", "sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("new", "time")
+			return errDeliverStartSet("new", "time")
 		}
 	case server.DeliverByStartSequence:
 		if cfg.OptStartSeq == 0 {
-			return notSet("by start sequence", "start sequence")
+			return errDeliverNotSet("by start sequence", "start sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("by start sequence", "time")
+			return errDeliverStartSet("by start sequence", "time")
 		}
 	case server.DeliverByStartTime:
 		if cfg.OptStartTime == nil {
-			return notSet("by start time", "start time")
+			return errDeliverNotSet("by start time", "start time")
 		}
 		if cfg.OptStartSeq != 0 {
-			return badStart("by start time", "start sequence")
+			return errDeliverStartSet("by start time", "start sequence")
 		}
 	}
 	if cfg.FlowControl && cfg.Heartbeat == 0 {
@@ -323,7 +315,7 @@ func (a *api) unsupportedConsumer(cfg *server.ConsumerConfig) *server.ApiError {
 	default:
 		return nil
 	}
-	return server.NewJSConsumerCreateError(fmt.Errorf("%s are not supported by the Eddy bridge", why))
+	return errUnsupportedConsumer(why)
 }
 
 func ackPolicyName(p server.AckPolicy) string {

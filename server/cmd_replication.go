@@ -303,7 +303,7 @@ func cmdReplConf(ctx *cmdContext) {
 			c.repl.port = int(p)
 		case argIs(opt, "eddy-proto"):
 			if string(args[1]) != strconv.Itoa(replication.ProtoVersion) {
-				ctx.w.Error(errEddyProtoVersion(args[1]))
+				ctx.w.Error(errEddyProtoVersion(args[1], replication.ProtoVersion))
 				return
 			}
 			// The features that follow are this version's; a feature

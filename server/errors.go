@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/eddy-streams/eddy/replication"
 	"github.com/eddy-streams/eddy/storage"
 	"github.com/eddy-streams/eddy/stream"
 )
@@ -237,9 +236,9 @@ func errPromoteFailed(err error) string { return "ERR " + err.Error() }
 
 // errEddyProtoVersion is REPLCONF eddy-proto's text for a replication
 // protocol version this server does not speak; asked is the version as
-// the replica sent it.
-func errEddyProtoVersion(asked []byte) string {
-	return fmt.Sprintf("ERR unsupported eddy replication protocol %s (this server speaks %d)", asked, replication.ProtoVersion)
+// the replica sent it, speaks the one this server speaks.
+func errEddyProtoVersion(asked []byte, speaks int) string {
+	return fmt.Sprintf("ERR unsupported eddy replication protocol %s (this server speaks %d)", asked, speaks)
 }
 
 // errReplConfOption is REPLCONF's text for an option it does not know,

@@ -49,7 +49,7 @@ func TestErrorTextJournalFailed(t *testing.T) {
 func TestErrorsReplication(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{errPromoteFailed(errors.New("storage: closed")), "ERR storage: closed"},
-		{errEddyProtoVersion([]byte("2")), fmt.Sprintf("ERR unsupported eddy replication protocol 2 (this server speaks %d)", replication.ProtoVersion)},
+		{errEddyProtoVersion([]byte("2"), replication.ProtoVersion), fmt.Sprintf("ERR unsupported eddy replication protocol 2 (this server speaks %d)", replication.ProtoVersion)},
 		{errReplConfOption([]byte("rdb-only")), "ERR Unrecognized REPLCONF option: rdb-only"},
 	} {
 		if c.got != c.want {

@@ -91,7 +91,7 @@ func (a *api) respond(subject string, hdr, data []byte, out replier) {
 			// waiting.
 			a.log.Error("nats bridge: read failed", "subject", subject, "err", err)
 			a.errs.Add(1)
-			out.send([]byte(fmt.Sprintf("NATS/1.0 500 %v\r\n\r\n", oneLine(err.Error()))), nil)
+			out.send(statusReadFailed(err), nil)
 		}
 		return
 	}
@@ -137,7 +137,7 @@ func (a *api) serve(subject string, hdr, data []byte) (rhdr, rdata []byte) {
 		// inside JetStream, rather than leave the client waiting.
 		a.log.Error("nats bridge: read failed", "subject", subject, "err", err)
 		a.errs.Add(1)
-		return nil, mustJSON(server.ApiResponse{Type: "io.nats.jetstream.api.v1.error", Error: &server.ApiError{Code: 500, Description: err.Error()}})
+		return nil, apiReadFailed(err)
 	}
 	return rhdr, rdata
 }
@@ -216,59 +216,12 @@ func validStreamName(name []byte) bool {
 // stream that does not exist has no subscriber on a real server, so the
 // requester gets the no-responders status.
 func (a *api) directGet(subject, name, key string, shortcut bool, reqHdr, msg []byte, out replier) error {
-	refuse := func(status []byte) error {
-		_, ok, err := a.store.State(name)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			out.send(noResponders(subject), nil)
-			return nil
-		}
-		a.errs.Add(1)
-		out.send(status, nil)
-		return nil
-	}
 	if errorOnRequiredApiLevel(reqHdr) {
-		return refuse(statusRequiredApiLevel)
+		return a.refuseDirect(subject, name, statusRequiredApiLevel, out)
 	}
 	var req server.JSApiMsgGetRequest
-	if shortcut {
-		if len(msg) > 0 {
-			if err := json.Unmarshal(msg, &req); err != nil {
-				return refuse(statusMalformedRequest)
-			}
-		}
-		if key == "" {
-			return refuse(statusBadRequest)
-		}
-		if req.LastFor != "" || req.NextFor != "" || len(req.MultiLastFor) > 0 || req.Seq != 0 || req.Batch != 0 ||
-			req.StartTime != nil || req.UpToSeq != 0 || req.UpToTime != nil {
-			return refuse(statusBadRequest)
-		}
-		req.LastFor = key
-	} else {
-		if len(msg) == 0 {
-			return refuse(statusEmptyRequest)
-		}
-		if seq, ok := seqOnlyRequest(msg); ok {
-			req.Seq = seq
-		} else if err := json.Unmarshal(msg, &req); err != nil {
-			return refuse(statusMalformedRequest)
-		}
-		if req.Seq == 0 && req.LastFor == "" && req.NextFor == "" && len(req.MultiLastFor) == 0 && req.StartTime == nil {
-			return refuse(statusEmptyRequest)
-		}
-		if (req.Seq > 0 && req.LastFor != "") ||
-			(req.Seq > 0 && req.StartTime != nil) ||
-			(req.StartTime != nil && req.LastFor != "") ||
-			(req.LastFor != "" && req.NextFor != "") ||
-			(req.LastFor != "" && req.Batch > 0) ||
-			(req.LastFor != "" && len(req.MultiLastFor) > 0) ||
-			(req.NextFor != "" && len(req.MultiLastFor) > 0) ||
-			(req.UpToSeq > 0 && req.UpToTime != nil) {
-			return refuse(statusBadRequest)
-		}
+	if status := parseDirectGet(&req, key, shortcut, msg); status != nil {
+		return a.refuseDirect(subject, name, status, out)
 	}
 	noStream := func() error {
 		out.send(noResponders(subject), nil)
@@ -277,85 +230,144 @@ func (a *api) directGet(subject, name, key string, shortcut bool, reqHdr, msg []
 	if len(req.MultiLastFor) > 0 {
 		return a.directMulti(name, &req, out, noStream)
 	}
-
-	seq := req.Seq
 	if req.StartTime != nil {
-		s, ok, err := a.store.SeqFromTime(name, *req.StartTime)
+		seq, ok, err := a.store.SeqFromTime(name, *req.StartTime)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return noStream()
 		}
-		seq = s
+		req.Seq = seq
 	}
-	// A batch (any batch but 0, as the server reads it) counts what is
-	// pending before it starts and ends with an EOB status.
-	batch, isBatch := req.Batch, req.Batch != 0
-	var np, validThrough uint64
-	if isBatch {
-		var err error
-		if np, validThrough, err = a.numPending(name, seq, req.NextFor); err != nil {
-			return err
+	// A batch is any batch but 0, as the server reads it.
+	if req.Batch != 0 {
+		return a.directBatch(subject, name, &req, out)
+	}
+	e, ok, err := a.lookup(name, &req)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return a.refuseDirect(subject, name, statusNotFound, out)
+	}
+	var hdr []byte
+	if !req.NoHeaders {
+		hdr = append(appendDirectFields(make([]byte, 0, 256), name, e), "\r\n"...)
+	}
+	out.send(hdr, payload(e))
+	return nil
+}
+
+// refuseDirect answers a Direct Get with status, or with the
+// no-responders status when stream name does not exist.
+func (a *api) refuseDirect(subject, name string, status []byte, out replier) error {
+	_, ok, err := a.store.State(name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		out.send(noResponders(subject), nil)
+		return nil
+	}
+	a.errs.Add(1)
+	out.send(status, nil)
+	return nil
+}
+
+// parseDirectGet reads a Direct Get's request into req, checked as
+// processDirectGetRequest (the body) and
+// processDirectGetLastBySubjectRequest (shortcut: the last message of
+// subject key, the body optional) check it, in their order. status is
+// the refusal; nil when the request can be answered.
+func parseDirectGet(req *server.JSApiMsgGetRequest, key string, shortcut bool, msg []byte) (status []byte) {
+	if shortcut {
+		if len(msg) > 0 {
+			if err := json.Unmarshal(msg, req); err != nil {
+				return statusMalformedRequest
+			}
 		}
-	} else {
-		batch = 1
+		if key == "" {
+			return statusBadRequest
+		}
+		if req.LastFor != "" || req.NextFor != "" || len(req.MultiLastFor) > 0 || req.Seq != 0 || req.Batch != 0 ||
+			req.StartTime != nil || req.UpToSeq != 0 || req.UpToTime != nil {
+			return statusBadRequest
+		}
+		req.LastFor = key
+		return nil
 	}
-	maxBytes := req.MaxBytes
-	if maxBytes == 0 {
-		maxBytes = server.MAX_PENDING_SIZE // the server's max_pending, by default
+	if len(msg) == 0 {
+		return statusEmptyRequest
 	}
+	if seq, ok := seqOnlyRequest(msg); ok {
+		req.Seq = seq
+	} else if err := json.Unmarshal(msg, req); err != nil {
+		return statusMalformedRequest
+	}
+	if req.Seq == 0 && req.LastFor == "" && req.NextFor == "" && len(req.MultiLastFor) == 0 && req.StartTime == nil {
+		return statusEmptyRequest
+	}
+	if (req.Seq > 0 && req.LastFor != "") ||
+		(req.Seq > 0 && req.StartTime != nil) ||
+		(req.StartTime != nil && req.LastFor != "") ||
+		(req.LastFor != "" && req.NextFor != "") ||
+		(req.LastFor != "" && req.Batch > 0) ||
+		(req.LastFor != "" && len(req.MultiLastFor) > 0) ||
+		(req.NextFor != "" && len(req.MultiLastFor) > 0) ||
+		(req.UpToSeq > 0 && req.UpToTime != nil) {
+		return statusBadRequest
+	}
+	return nil
+}
+
+// directBatch answers a batch Direct Get as getDirectRequest does: from
+// req.Seq on, up to req.Batch messages matching req.NextFor, or
+// req.MaxBytes' worth, each with the count still pending before the
+// batch started and the previous message's sequence, then an EOB status.
+func (a *api) directBatch(subject, name string, req *server.JSApiMsgGetRequest, out replier) error {
+	seq := req.Seq
+	np, validThrough, err := a.numPending(name, seq, req.NextFor)
+	if err != nil {
+		return err
+	}
+	maxBytes := directMaxBytes(req)
 	var lseq uint64
 	var sentBytes int
 	var stored []byte
-	for i := 0; i < batch; i++ {
+	for i := 0; i < req.Batch; i++ {
 		var e stream.SeqEntry
 		var ok bool
-		var err error
-		switch {
-		case seq > 0 && req.NextFor == "":
-			if i == 0 && !isBatch {
-				e, ok, err = a.store.BySeq(name, seq)
-			} else {
-				e, ok, err = a.store.NextBySubject(name, seq, "")
-				if ok {
-					seq = e.Seq
-				}
-			}
-			seq++
-		case req.NextFor != "":
+		if seq > 0 || req.NextFor != "" {
 			e, ok, err = a.store.NextBySubject(name, seq, req.NextFor)
 			if ok {
 				seq = e.Seq
 			}
 			seq++
-		default:
+		} else {
 			e, ok, err = a.store.LastBySubject(name, req.LastFor)
 		}
 		if err != nil {
 			return err
 		}
 		if !ok {
-			if batch > 1 && i > 0 {
+			if i > 0 {
 				break
 			}
-			return refuse(statusNotFound)
+			return a.refuseDirect(subject, name, statusNotFound, out)
 		}
 		var hdr []byte
 		if !req.NoHeaders {
-			hdr = appendDirectFields(make([]byte, 0, 256), name, e)
-			if isBatch {
-				if np > 0 {
-					np--
-				}
-				hdr = appendBatchFields(hdr, np, lseq)
+			if np > 0 {
+				np--
 			}
-			hdr = append(hdr, "\r\n"...)
+			hdr = appendDirectFields(make([]byte, 0, 256), name, e)
+			hdr = append(appendBatchFields(hdr, np, lseq), "\r\n"...)
 		}
 		lseq = e.Seq
 		data := payload(e)
 		out.send(hdr, data)
-		if batch == 1 {
+		if req.Batch == 1 {
 			break // max_bytes only cuts a batch short
 		}
 		stored = appendEntryHeader(stored[:0], e) // its stored header, as the server counts
@@ -364,19 +376,26 @@ func (a *api) directGet(subject, name, key string, shortcut bool, reqHdr, msg []
 			break
 		}
 	}
-	if isBatch {
-		st, _, err := a.store.State(name)
-		if err != nil {
+	st, _, err := a.store.State(name)
+	if err != nil {
+		return err
+	}
+	if st.LastSeq > validThrough {
+		if np, _, err = a.numPending(name, seq, req.NextFor); err != nil {
 			return err
 		}
-		if st.LastSeq > validThrough {
-			if np, _, err = a.numPending(name, seq, req.NextFor); err != nil {
-				return err
-			}
-		}
-		out.send(fmt.Appendf(nil, "NATS/1.0 204 EOB\r\nNats-Num-Pending: %d\r\nNats-Last-Sequence: %d\r\n\r\n", np, lseq), nil)
 	}
+	out.send(statusEOB(np, lseq), nil)
 	return nil
+}
+
+// directMaxBytes is a batch's max_bytes: the server's max_pending by
+// default.
+func directMaxBytes(req *server.JSApiMsgGetRequest) int {
+	if req.MaxBytes == 0 {
+		return server.MAX_PENDING_SIZE
+	}
+	return req.MaxBytes
 }
 
 // maxMultiLast is the most subjects a multi_last Direct Get answers
@@ -387,10 +406,7 @@ const maxMultiLast = 1024
 // last message of every subject matching one of the filters, up to a
 // sequence, in sequence order, then an EOB status.
 func (a *api) directMulti(name string, req *server.JSApiMsgGetRequest, out replier, noStream func() error) error {
-	maxBytes := req.MaxBytes
-	if maxBytes == 0 {
-		maxBytes = server.MAX_PENDING_SIZE
-	}
+	maxBytes := directMaxBytes(req)
 	st, ok, err := a.store.State(name)
 	if err != nil {
 		return err
@@ -424,7 +440,7 @@ func (a *api) directMulti(name string, req *server.JSApiMsgGetRequest, out repli
 			return false
 		}
 		for _, f := range req.MultiLastFor {
-			if stream.SubjectMatches(f, e.Subject) {
+			if subjectMatches(f, e.Subject) {
 				last[string(e.Subject)] = e
 				break
 			}
@@ -470,7 +486,7 @@ func (a *api) directMulti(name string, req *server.JSApiMsgGetRequest, out repli
 			break
 		}
 	}
-	out.send(fmt.Appendf(nil, "NATS/1.0 204 EOB\r\nNats-Num-Pending: %d\r\nNats-Last-Sequence: %d\r\nNats-UpTo-Sequence: %d\r\n\r\n", np, lseq, upTo), nil)
+	out.send(statusEOBUpTo(np, lseq, upTo), nil)
 	return nil
 }
 
@@ -496,7 +512,7 @@ func (a *api) numPending(name string, from uint64, filter string) (n, validThrou
 		if e.Seq > st.LastSeq {
 			return false
 		}
-		if filter == "" || stream.SubjectMatches(filter, e.Subject) {
+		if filter == "" || subjectMatches(filter, e.Subject) {
 			n++
 		}
 		return true
@@ -661,7 +677,7 @@ func (a *api) streamInfo(subject, name string, msg []byte) ([]byte, error) {
 func (a *api) subjectCounts(name, filter string) (map[string]uint64, error) {
 	counts := map[string]uint64{}
 	err := a.store.Scan(name, 0, func(e stream.SeqEntry) bool {
-		if stream.SubjectMatches(filter, e.Subject) {
+		if subjectMatches(filter, e.Subject) {
 			counts[string(e.Subject)]++
 		}
 		return true
@@ -886,56 +902,6 @@ func (a *api) accountInfo() ([]byte, error) {
 	stats.API = server.JetStreamAPIStats{Level: server.JSApiLevel, Total: a.total.Load(), Errors: a.errs.Load()}
 	resp := server.JSApiAccountInfoResponse{ApiResponse: server.ApiResponse{Type: server.JSApiAccountInfoResponseType}, JetStreamAccountStats: stats}
 	return mustJSON(resp), nil
-}
-
-// The message mapping: the payload is field "data", every other field
-// but "subject" a header of the same name, the time the entry ID's
-// milliseconds.
-
-func payload(e stream.SeqEntry) []byte {
-	for i := 0; i+1 < len(e.Fields); i += 2 {
-		if string(e.Fields[i]) == "data" {
-			return e.Fields[i+1]
-		}
-	}
-	return nil
-}
-
-func idTime(id stream.ID) time.Time {
-	return time.UnixMilli(int64(id.Ms)).UTC()
-}
-
-func entryTime(e stream.SeqEntry) time.Time { return idTime(e.ID) }
-
-// appendHeaderFields appends the entry's fields as header lines; names
-// that cannot be NATS header keys are left out, and line breaks in
-// values become spaces, as Go's http.Header.Write does.
-func appendHeaderFields(dst []byte, e stream.SeqEntry) []byte {
-	stream.MessageParts(e.Fields, func(k, v []byte) {
-		dst = append(dst, k...)
-		dst = append(dst, ": "...)
-		for _, c := range v {
-			if c == '\r' || c == '\n' {
-				c = ' '
-			}
-			dst = append(dst, c)
-		}
-		dst = append(dst, "\r\n"...)
-	})
-	return dst
-}
-
-// appendEntryHeader is the header block stored with the message, as
-// STREAM.MSG.GET returns it; nil when the entry has no header fields.
-func appendEntryHeader(dst []byte, e stream.SeqEntry) []byte {
-	start := len(dst)
-	dst = append(dst, "NATS/1.0\r\n"...)
-	n := len(dst)
-	dst = appendHeaderFields(dst, e)
-	if len(dst) == n {
-		return dst[:start]
-	}
-	return append(dst, "\r\n"...)
 }
 
 // appendDirectFields is a Direct Get reply's header block without its

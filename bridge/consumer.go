@@ -214,7 +214,7 @@ func (c *consumer) matches(subject []byte) bool {
 		return true
 	}
 	for _, f := range c.filters {
-		if stream.SubjectMatches(f, subject) {
+		if subjectMatches(f, subject) {
 			return true
 		}
 	}
@@ -225,7 +225,7 @@ func (c *consumer) matches(subject []byte) bool {
 // single literal filter uses the store's subject index; otherwise one
 // scan in sequence order reads up to readAhead matching entries.
 func (c *consumer) nextLocked() (stream.SeqEntry, bool, error) {
-	if len(c.filters) == 1 && !stream.SubjectHasWildcard(c.filters[0]) {
+	if len(c.filters) == 1 && !subjectHasWildcard(c.filters[0]) {
 		return c.r.store.NextBySubject(c.stream, c.sseq, c.filters[0])
 	}
 	if len(c.ahead) == 0 {

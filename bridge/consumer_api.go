@@ -1,14 +1,10 @@
 package bridge
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-
-	"github.com/eddy-streams/eddy/stream"
 )
 
 // The consumer API subjects (consumer.go holds the consumers): the
@@ -34,6 +30,9 @@ func (a *api) consumerRequest(subject, rest string, msg []byte) ([]byte, error) 
 	return nil, nil
 }
 
+// consumerCreate answers CONSUMER.CREATE and CONSUMER.DURABLE.CREATE as
+// jsConsumerCreateRequest does, checks in its order, for the consumers
+// the bridge can serve.
 func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 	resp := server.JSApiConsumerCreateResponse{ApiResponse: server.ApiResponse{Type: server.JSApiConsumerCreateResponseType}}
 	fail := func(e *server.ApiError) ([]byte, error) {
@@ -45,58 +44,11 @@ func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 	if err := unmarshalStrict(msg, &req); err != nil {
 		return fail(server.NewJSInvalidJSONError(err))
 	}
-	// The checks of jsConsumerCreateRequest, in its order.
-	var streamName, name, filter string
-	legacyEphemeral, durable := false, false
-	switch {
-	case tokens[1] == "DURABLE":
-		durable = true
-		if len(tokens) != 5 {
-			return fail(server.NewJSConsumerDurableNameNotInSubjectError())
-		}
-		streamName, name = tokens[3], tokens[4]
-	case len(tokens) == 3:
-		legacyEphemeral = true
-		streamName, name = tokens[2], req.Config.Name
-	default:
-		streamName, name = tokens[2], tokens[3]
-		if len(tokens) > 4 {
-			filter = strings.Join(tokens[4:], ".")
-		}
+	streamName, e := createTarget(tokens, &req)
+	if e != nil {
+		return fail(e)
 	}
 	cfg := &req.Config
-	if streamName != req.Stream {
-		return fail(server.NewJSStreamMismatchError())
-	}
-	if strings.ContainsAny(name, `\/`) {
-		return fail(server.NewJSConsumerNameContainsPathSeparatorsError())
-	}
-	switch {
-	case durable:
-		if cfg.Durable == "" {
-			return fail(server.NewJSConsumerDurableNameNotSetError())
-		}
-		if name != cfg.Durable {
-			return fail(server.NewJSConsumerDurableNameNotMatchSubjectError())
-		}
-		cfg.Name = name
-	case !legacyEphemeral:
-		if cfg.Durable != "" && name != cfg.Durable {
-			return fail(server.NewJSConsumerDurableNameNotMatchSubjectError())
-		}
-		cfg.Name = name
-	case cfg.Durable != "":
-		return fail(server.NewJSConsumerEphemeralWithDurableNameError())
-	}
-	if filter != "" && len(cfg.FilterSubjects) != 0 {
-		return fail(server.NewJSConsumerMultipleFiltersNotAllowedError())
-	}
-	if filter != "" && cfg.FilterSubject != filter {
-		return fail(server.NewJSConsumerCreateFilterSubjectMismatchError())
-	}
-	if cfg.Replicas > 1 {
-		return fail(server.NewJSStreamReplicasNotSupportedError())
-	}
 	st, ok, err := a.store.State(streamName)
 	if err != nil {
 		return nil, err
@@ -115,10 +67,91 @@ func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 		if a.cons != nil && a.cons.noPub != "" {
 			why = a.cons.noPub
 		}
-		return fail(server.NewJSConsumerCreateError(fmt.Errorf("push consumers are not available on this Eddy bridge: %s", why)))
+		return fail(errPushUnavailable(why))
 	}
+	now := a.now()
+	c := a.newConsumer(streamName, cfg, now)
+	if err := c.start(st); err != nil {
+		return nil, err
+	}
+	// The reply describes the consumer before its goroutine delivers.
+	resp.ConsumerInfo = c.info(now)
+	if !a.cons.add(c) {
+		if a.cons.lookup(streamName, c.name) != nil {
+			return fail(server.NewJSConsumerNameExistError())
+		}
+		if a.cons.count() >= maxConsumers {
+			return fail(server.NewJSMaximumConsumersLimitError())
+		}
+		return fail(errBridgeClosing())
+	}
+	return mustJSON(resp), nil
+}
 
-	// Defaults, as setConsumerConfigDefaults and addConsumer set them.
+// createTarget reads the stream (and consumer name and filter) a
+// CONSUMER.CREATE or CONSUMER.DURABLE.CREATE subject names and checks
+// them against the request, as the first checks of
+// jsConsumerCreateRequest do, in their order; it names the consumer in
+// req's config as the server does.
+func createTarget(tokens []string, req *server.CreateConsumerRequest) (streamName string, e *server.ApiError) {
+	var name, filter string
+	legacyEphemeral, durable := false, false
+	switch {
+	case tokens[1] == "DURABLE":
+		durable = true
+		if len(tokens) != 5 {
+			return "", server.NewJSConsumerDurableNameNotInSubjectError()
+		}
+		streamName, name = tokens[3], tokens[4]
+	case len(tokens) == 3:
+		legacyEphemeral = true
+		streamName, name = tokens[2], req.Config.Name
+	default:
+		streamName, name = tokens[2], tokens[3]
+		if len(tokens) > 4 {
+			filter = strings.Join(tokens[4:], ".")
+		}
+	}
+	cfg := &req.Config
+	if streamName != req.Stream {
+		return "", server.NewJSStreamMismatchError()
+	}
+	if strings.ContainsAny(name, `\/`) {
+		return "", server.NewJSConsumerNameContainsPathSeparatorsError()
+	}
+	switch {
+	case durable:
+		if cfg.Durable == "" {
+			return "", server.NewJSConsumerDurableNameNotSetError()
+		}
+		if name != cfg.Durable {
+			return "", server.NewJSConsumerDurableNameNotMatchSubjectError()
+		}
+		cfg.Name = name
+	case !legacyEphemeral:
+		if cfg.Durable != "" && name != cfg.Durable {
+			return "", server.NewJSConsumerDurableNameNotMatchSubjectError()
+		}
+		cfg.Name = name
+	case cfg.Durable != "":
+		return "", server.NewJSConsumerEphemeralWithDurableNameError()
+	}
+	if filter != "" && len(cfg.FilterSubjects) != 0 {
+		return "", server.NewJSConsumerMultipleFiltersNotAllowedError()
+	}
+	if filter != "" && cfg.FilterSubject != filter {
+		return "", server.NewJSConsumerCreateFilterSubjectMismatchError()
+	}
+	if cfg.Replicas > 1 {
+		return "", server.NewJSStreamReplicasNotSupportedError()
+	}
+	return streamName, nil
+}
+
+// newConsumer makes the consumer cfg describes, not yet started, after
+// filling in cfg's defaults as setConsumerConfigDefaults and addConsumer
+// do.
+func (a *api) newConsumer(streamName string, cfg *server.ConsumerConfig, now time.Time) *consumer {
 	if cfg.MaxDeliver == 0 || cfg.MaxDeliver < -1 {
 		cfg.MaxDeliver = -1
 	}
@@ -132,7 +165,7 @@ func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 		cfg.Metadata = make(map[string]string)
 	}
 	cfg.Metadata[server.JSRequiredLevelMetadataKey] = "0"
-	name = cfg.Name
+	name := cfg.Name
 	if name == "" {
 		// A legacy ephemeral: the server names it, its config stays
 		// without a name.
@@ -145,8 +178,7 @@ func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 	if len(filters) == 1 && filters[0] == ">" {
 		filters = nil
 	}
-	now := a.now()
-	c := &consumer{
+	return &consumer{
 		r:           a.cons,
 		stream:      streamName,
 		name:        name,
@@ -161,34 +193,13 @@ func (a *api) consumerCreate(tokens []string, msg []byte) ([]byte, error) {
 		wake:        make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 	}
-	if err := c.start(st); err != nil {
-		return nil, err
-	}
-	// The reply describes the consumer before its goroutine delivers.
-	resp.ConsumerInfo = c.info(now)
-	if !a.cons.add(c) {
-		if a.cons.lookup(streamName, name) != nil {
-			return fail(server.NewJSConsumerNameExistError())
-		}
-		if a.cons.count() >= maxConsumers {
-			return fail(server.NewJSMaximumConsumersLimitError())
-		}
-		return fail(server.NewJSConsumerCreateError(errors.New("the bridge is closing")))
-	}
-	return mustJSON(resp), nil
 }
 
 // checkConsumerConfig is the part of nats-server's checkConsumerCfg that
 // applies to the consumers the bridge can serve.
 func checkConsumerConfig(cfg *server.ConsumerConfig) *server.ApiError {
-	badStart := func(dp, start string) *server.ApiError {
-		return server.NewJSConsumerInvalidPolicyError(fmt.Errorf("consumer delivery policy is deliver %s, but optional start %s is also set", dp, start))
-	}
-	notSet := func(dp, notSet string) *server.ApiError {
-		return server.NewJSConsumerInvalidPolicyError(fmt.Errorf("consumer delivery policy is deliver %s, but optional %s is not set", dp, notSet))
-	}
 	if cfg.Name != "" && !validConsumerName(cfg.Name) {
-		return server.NewJSStreamInvalidConfigError(errors.New("consumer name can not contain '.', '*', '>', '\\', '/'"))
+		return errConsumerNameInvalid()
 	}
 	if cfg.Replicas < 0 {
 		return server.NewJSReplicasCountCannotBeNegativeError()
@@ -197,7 +208,7 @@ func checkConsumerConfig(cfg *server.ConsumerConfig) *server.ApiError {
 		return server.NewJSConsumerAckWaitNegativeError()
 	}
 	if d := cfg.DeliverSubject; d != "" {
-		if stream.SubjectHasWildcard(d) {
+		if subjectHasWildcard(d) {
 			return server.NewJSConsumerDeliverToWildcardsError()
 		}
 		if !server.IsValidSubject(d) {
@@ -242,48 +253,48 @@ func checkConsumerConfig(cfg *server.ConsumerConfig) *server.ApiError {
 	switch cfg.DeliverPolicy {
 	case server.DeliverAll:
 		if cfg.OptStartSeq > 0 {
-			return badStart("all", "sequence")
+			return errDeliverStartSet("all", "sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("all", "time")
+			return errDeliverStartSet("all", "time")
 		}
 	case server.DeliverLast:
 		if cfg.OptStartSeq > 0 {
-			return badStart("last", "sequence")
+			return errDeliverStartSet("last", "sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("last", "time")
+			return errDeliverStartSet("last", "time")
 		}
 	case server.DeliverLastPerSubject:
 		if cfg.OptStartSeq > 0 {
-			return badStart("last per subject", "sequence")
+			return errDeliverStartSet("last per subject", "sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("last per subject", "time")
+			return errDeliverStartSet("last per subject", "time")
 		}
 		if cfg.FilterSubject == "" && len(cfg.FilterSubjects) == 0 {
-			return notSet("last per subject", "filter subject")
+			return errDeliverNotSet("last per subject", "filter subject")
 		}
 	case server.DeliverNew:
 		if cfg.OptStartSeq > 0 {
-			return badStart("new", "sequence")
+			return errDeliverStartSet("new", "sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("new", "time")
+			return errDeliverStartSet("new", "time")
 		}
 	case server.DeliverByStartSequence:
 		if cfg.OptStartSeq == 0 {
-			return notSet("by start sequence", "start sequence")
+			return errDeliverNotSet("by start sequence", "start sequence")
 		}
 		if cfg.OptStartTime != nil {
-			return badStart("by start sequence", "time")
+			return errDeliverStartSet("by start sequence", "time")
 		}
 	case server.DeliverByStartTime:
 		if cfg.OptStartTime == nil {
-			return notSet("by start time", "start time")
+			return errDeliverNotSet("by start time", "start time")
 		}
 		if cfg.OptStartSeq != 0 {
-			return badStart("by start time", "start sequence")
+			return errDeliverStartSet("by start time", "start sequence")
 		}
 	}
 	if cfg.FlowControl && cfg.Heartbeat == 0 {
@@ -325,7 +336,7 @@ func (a *api) unsupportedConsumer(cfg *server.ConsumerConfig) *server.ApiError {
 	default:
 		return nil
 	}
-	return server.NewJSConsumerCreateError(fmt.Errorf("%s are not supported by the Eddy bridge", why))
+	return errUnsupportedConsumer(why)
 }
 
 func ackPolicyName(p server.AckPolicy) string {

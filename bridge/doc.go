@@ -12,11 +12,12 @@
 //
 // The bridge speaks the NATS protocol itself (conn.go) so that replies
 // carry nats-server's exact status lines and header order; the JSON
-// bodies use nats-server's own API types. Every status line is in
-// status.go. All subscriptions join one queue group, so several Eddy
-// nodes on one NATS answer each request once. Cheap requests (a get by
-// sequence or last subject) are answered on the connection's read loop;
-// the rest go to workers.
+// bodies use nats-server's own API types. Every status line, and every
+// JetStream API error text the bridge words itself, is in status.go
+// (TestStatusLinesInOneFile). All subscriptions join one queue group, so
+// several Eddy nodes on one NATS answer each request once. Cheap requests
+// (a get by sequence or last subject) are answered on the connection's
+// read loop; the rest go to workers.
 //
 // A consumer's messages must reach the client under their stored subject
 // while routed to its deliver subject, which nats-server does only for

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/eddy-streams/eddy/stream"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -229,7 +228,7 @@ func (l *leaf) control(line []byte) {
 	case "LS+":
 		l.imu.Lock()
 		l.interest[subject] = struct{}{}
-		if stream.SubjectHasWildcard(subject) {
+		if subjectHasWildcard(subject) {
 			l.wild[subject] = struct{}{}
 		}
 		l.imu.Unlock()
@@ -254,7 +253,7 @@ func (l *leaf) hasInterestLocked(subject string) bool {
 		return true
 	}
 	for w := range l.wild {
-		if stream.SubjectMatches(w, []byte(subject)) {
+		if subjectMatches(w, []byte(subject)) {
 			return true
 		}
 	}

@@ -75,7 +75,7 @@ func (s EngineStore) BySeq(name string, seq uint64) (e stream.SeqEntry, ok bool,
 // NextBySubject implements Store.
 func (s EngineStore) NextBySubject(name string, from uint64, filter string) (e stream.SeqEntry, ok bool, err error) {
 	err = s.Engine.View(func(tx *stream.Tx) error {
-		e, ok, err = notStream(tx.NextBySubject(0, []byte(name), from, filter))
+		e, ok, err = notStream(tx.NextBySubject(0, []byte(name), from, engineFilter(filter)))
 		return err
 	})
 	return e, ok, err
@@ -84,7 +84,7 @@ func (s EngineStore) NextBySubject(name string, from uint64, filter string) (e s
 // LastBySubject implements Store.
 func (s EngineStore) LastBySubject(name string, filter string) (e stream.SeqEntry, ok bool, err error) {
 	err = s.Engine.View(func(tx *stream.Tx) error {
-		e, ok, err = notStream(tx.LastBySubject(0, []byte(name), filter))
+		e, ok, err = notStream(tx.LastBySubject(0, []byte(name), engineFilter(filter)))
 		return err
 	})
 	return e, ok, err

@@ -124,8 +124,32 @@ func BenchmarkStoreStreams(b *testing.B) {
 	})
 }
 
+// xaddAll adds entries to stream name in one transaction, each a list of
+// field, value, …; an empty one as a "data" field with no value.
+func xaddAll(t *testing.T, eng *stream.Engine, name string, entries [][]string) {
+	t.Helper()
+	err := eng.Update(func(tx *stream.Tx) error {
+		for _, fields := range entries {
+			a := stream.XAddArgs{Auto: true}
+			for _, f := range fields {
+				a.Fields = append(a.Fields, []byte(f))
+			}
+			if len(a.Fields) == 0 {
+				a.Fields = [][]byte{[]byte("data"), nil}
+			}
+			if _, _, err := tx.XAdd(0, []byte(name), &a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestStateBytesMatchMessages: the engine counts a stream's bytes from
-// the fields (stream.msgBytes) by the same rules the bridge renders a
+// the fields (stream/msgsize.go) by the same rules the bridge renders a
 // message with; the two are kept apart, so this holds them together:
 // the state's bytes equal the file-store size of the messages the bridge
 // sends, for entries with and without subject, data and header fields,
@@ -140,24 +164,7 @@ func TestStateBytesMatchMessages(t *testing.T) {
 		{"subject", "s", "subject", "again", "Nats-Msg-Id", "7"},
 		{},
 	}
-	err := eng.Update(func(tx *stream.Tx) error {
-		for _, fields := range entries {
-			a := stream.XAddArgs{Auto: true}
-			for _, f := range fields {
-				a.Fields = append(a.Fields, []byte(f))
-			}
-			if len(a.Fields) == 0 {
-				a.Fields = [][]byte{[]byte("data"), nil}
-			}
-			if _, _, err := tx.XAdd(0, []byte("orders"), &a); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	xaddAll(t, eng, "orders", entries)
 	store := EngineStore{Engine: eng}
 	st, _, err := store.State("orders")
 	if err != nil {
@@ -178,5 +185,50 @@ func TestStateBytesMatchMessages(t *testing.T) {
 	}
 	if st.Bytes != want {
 		t.Fatalf("state bytes %d, the bridge's messages take %d", st.Bytes, want)
+	}
+}
+
+// TestEngineStoreBySubject: NextBySubject and LastBySubject through the
+// engine (its subject index, or a walk) agree with a scan that matches
+// NATS filters itself, for streams whose entries all, none or some have
+// a subject field.
+func TestEngineStoreBySubject(t *testing.T) {
+	filters := []string{"", "orders", "a.b", "a.*", "a.>", ">", "*", "*.c", "a.b.c", "nope"}
+	subjects := []string{"a.b", "a.c", "a.b.c", "x"}
+	for _, mode := range []string{"none", "all", "mixed"} {
+		var entries [][]string
+		for i := range 20 {
+			fields := []string{"data", fmt.Sprint(i)}
+			if mode == "all" || (mode == "mixed" && i%3 != 0) {
+				fields = append(fields, "subject", subjects[i%len(subjects)])
+			}
+			entries = append(entries, fields)
+		}
+		eng := openEngine(t, nil)
+		xaddAll(t, eng, "orders", entries)
+		store := EngineStore{Engine: eng}
+		var all []stream.SeqEntry
+		if err := store.Scan("orders", 0, func(e stream.SeqEntry) bool { all = append(all, e); return true }); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range filters {
+			var want []uint64
+			for _, e := range all {
+				if f == "" || subjectMatches(f, e.Subject) {
+					want = append(want, e.Seq)
+				}
+			}
+			for _, from := range []uint64{0, 5, 21} {
+				i := slices.IndexFunc(want, func(s uint64) bool { return s >= from })
+				e, ok, err := store.NextBySubject("orders", from, f)
+				if err != nil || ok != (i >= 0) || (ok && e.Seq != want[i]) {
+					t.Errorf("%s: NextBySubject(%d, %q) = %d %v %v, want index %d of %v", mode, from, f, e.Seq, ok, err, i, want)
+				}
+			}
+			e, ok, err := store.LastBySubject("orders", f)
+			if err != nil || ok != (len(want) > 0) || (ok && e.Seq != want[len(want)-1]) {
+				t.Errorf("%s: LastBySubject(%q) = %d %v %v, want the last of %v", mode, f, e.Seq, ok, err, want)
+			}
+		}
 	}
 }

@@ -180,7 +180,7 @@ func cmdReplicaOf(ctx *cmdContext) {
 	host, portArg := string(ctx.args[1]), ctx.args[2]
 	if argIs(ctx.args[1], "no") && argIs(portArg, "one") {
 		if err := s.promote(); err != nil {
-			ctx.w.Error("ERR " + err.Error())
+			ctx.w.Error(errPromoteFailed(err))
 			return
 		}
 		ctx.w.Simple("OK")
@@ -303,7 +303,7 @@ func cmdReplConf(ctx *cmdContext) {
 			c.repl.port = int(p)
 		case argIs(opt, "eddy-proto"):
 			if string(args[1]) != strconv.Itoa(replication.ProtoVersion) {
-				ctx.w.Error(fmt.Sprintf("ERR unsupported eddy replication protocol %s (this server speaks %d)", args[1], replication.ProtoVersion))
+				ctx.w.Error(errEddyProtoVersion(args[1], replication.ProtoVersion))
 				return
 			}
 			// The features that follow are this version's; a feature
@@ -321,7 +321,7 @@ func cmdReplConf(ctx *cmdContext) {
 			return
 		case argIs(opt, "capa"), argIs(opt, "ip-address"):
 		default:
-			ctx.w.Error("ERR Unrecognized REPLCONF option: " + string(opt))
+			ctx.w.Error(errReplConfOption(opt))
 			return
 		}
 		args = args[2:]

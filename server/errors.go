@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 
@@ -227,6 +228,21 @@ func errNoKeyOrGroup(key, group []byte) string {
 func errXClaimOption(opt []byte) string {
 	return "ERR Unrecognized XCLAIM option '" + errArg(opt, -1) + "'"
 }
+
+// errPromoteFailed is REPLICAOF NO ONE's text when the promotion could
+// not record its new state: the failure's own text.
+func errPromoteFailed(err error) string { return "ERR " + err.Error() }
+
+// errEddyProtoVersion is REPLCONF eddy-proto's text for a replication
+// protocol version this server does not speak; asked is the version as
+// the replica sent it, speaks the one this server speaks.
+func errEddyProtoVersion(asked []byte, speaks int) string {
+	return fmt.Sprintf("ERR unsupported eddy replication protocol %s (this server speaks %d)", asked, speaks)
+}
+
+// errReplConfOption is REPLCONF's text for an option it does not know,
+// echoed as the client sent it.
+func errReplConfOption(opt []byte) string { return "ERR Unrecognized REPLCONF option: " + string(opt) }
 
 // errArg formats a client's argument inside an error line as Redis's
 // addReplyErrorFormat does: "%s" stops at a NUL byte, max > 0 truncates to

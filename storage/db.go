@@ -241,135 +241,88 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targe
 		Cache:              cache,
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{opts.Logger},
-
-		// 8 MB memtables, at most 2 before writes stall. Every flush of
-		// appends to a stream is merged with the table at the stream's
-		// tail (its metadata record and nodes sort after the entries;
-		// measured before the span policy of targets.go kept the new
-		// entries out of that merge), so fewer, larger flushes rewrite
-		// less: with 8 MB, 500k XADDs with -P 16 took 2.1-2.2 s of
-		// server CPU against 2.5-2.8 s with 4 MB, and two servers run
-		// side by side, rounds alternating, did 206k against 159k
-		// XADD/s (medians of 8 rounds of 100k; 145k against 131k with
-		// appendfsync always).
-		// Unpipelined XADD, consumer groups and XRANGE under writes
-		// did not move beyond the noise. Memtables count fully toward
-		// RSS, whose target is 0.15x Redis's (588 MB for bigbench's 10M
-		// entries, so 88 MB): 73 MB with 8 MB memtables, 55 MB with 4,
-		// 110 MB with 16 (over). A larger memtable is more journal to
-		// replay after a crash; Close flushes it, so a clean restart
-		// replays nothing.
-		MemTableSize:                8 << 20,
-		MemTableStopWritesThreshold: 2,
-		// Pebble's defaults: L0 thresholds 2/24 and 8/32 loaded at 106k
-		// and 117k entries/s against 132k for 4/12, all within that
-		// spread.
-		L0CompactionThreshold: 4,
-		L0StopWritesThreshold: 12,
-		// A small base level (1 MB where Pebble's default is 64 MB) for
-		// the consumer-group churn: XREADGROUP writes PEL records that
-		// XACK removes soon after, so a memtable of group work flushes
-		// to ~12 KB of L0, and with the default that L0 was merged into
-		// the bottom-level table holding the group's key range, a 2.8 MB
-		// table rewritten (zstd) every 0.3 s, half the server's CPU
-		// under bench/groupbench. With 1 MB the store keeps more levels
-		// and the L0 meets a ~300 KB table of recent data instead:
-		// XREADGROUP+XACK went from 38-40k to 58-71k acked entries/s
-		// (four alternating runs, 1M-entry stream, 50 consumers). Plain
-		// appends gain too: 400k unpipelined XADDs compacted 12.4 MB
-		// instead of 18.3 MB (5.6 MB flushed). A 10M-entry load took
-		// 63.5 s against 57.9 s (within the spread of Redis's own load,
-		// 24-33 s, in the same runs); RSS and compacted size did not
-		// move; `eddy compact` of it took 13.6-20 s against 4.3 s, as
-		// there are more levels to rewrite (bench/bigbench).
-		LBaseMaxBytes: 1 << 20,
-		// One compaction at a time, as Pebble's default, and a second
-		// (up to half the CPUs) while L0 holds 4 or more sublevels, the
-		// same point at which L0 is due for compaction. With one at a
-		// time, a long rewrite into the bottom level held the only slot
-		// while L0 filled: under bench/bigbench's writes to a large
-		// stream a 25.6 s compaction into L6 let L0 reach its stop
-		// threshold within 7 s, and every write waited 19 s (writers at
-		// 3.8 MB/s for that round instead of ~15); it happened in 2 of
-		// 24 rounds. With the second compaction allowed no write stopped
-		// in 17 rounds, one with a 39 s bottom compaction (writers 9-17
-		// MB/s), and the XRANGE p99 of those rounds did not move beyond
-		// the noise. TestWritesGoOnBesideLongCompaction holds one
-		// compaction to show it.
-		CompactionConcurrencyRange: compactionConcurrency,
-		EventListener: &pebble.EventListener{
-			// The PEL is removed with SingleDelete (stream/group_store.go);
-			// Pebble notices some misuses of it while compacting: say so
-			// loudly.
-			PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
-				opts.Logger.Error("pebble: possible API misuse", "info", info.String())
-			},
-			// Write stops are counted for INFO (stalls.go).
-			WriteStallBegin: stalls.begin,
-			WriteStallEnd:   stalls.end,
-		},
+		EventListener:      storeEvents(opts.Logger, stalls),
 	}
+	setMemTables(po)
+	setCompactions(po)
 	for i := range po.Levels {
-		l := &po.Levels[i]
-		// 4 KB blocks: a cold XRANGE COUNT 10 decompresses one block or
-		// two. 8 KB blocks stored 10% less (19.7 vs 22.0 bytes/entry with
-		// zstd) but made cold reads ~30% slower (95 vs 73 µs); 16 KB
-		// saved only 1% more.
-		l.BlockSize = 4 << 10
-		// Bloom filters over the point records only (filter.go):
-		// metadata, nodes, groups, consumers and field sets, the records
-		// read with Gets, often for keys that do not exist (a stream's
-		// first XADD). XADD -P 16 to up to 100,000 random streams did
-		// 1.13x the rate without them (bench/abtest.sh, 46 rounds of
-		// 100k in four runs, 30 won), where reads of uncached metadata,
-		// each visiting every level, had taken 22% of the server's CPU
-		// (16% with them); one stream's XADD -P 16 moved 1.01x (12
-		// rounds). Entries are left out: a filter over every key serves
-		// only point Gets, never the range scans that read entries, and
-		// cost 1.26 bytes/entry (31.58 → 32.84 with Snappy). The filters
-		// need no Comparer.Split, whose change would make existing stores
-		// unreadable; tables written before them are read without.
-		l.FilterPolicy = newRecordFilter(10)
-		// Compression by level. Most of an append-mostly store sits in
-		// the bottom level and is rarely rewritten: zstd level 1
-		// (Pebble's Balanced profile) there, 22.8 bytes/entry, 0.90x
-		// Redis's RDB, where Snappy everywhere (Pebble's default) takes
-		// 31.6 (1.24x) and MinLZ 29.6 (1.16x). Zstd level 3 saved 4% more
-		// (22.0) but compacted ~1.7x slower. Flushes get the fastest
-		// algorithm (MinLZ on amd64, Snappy on arm64). The price of zstd
-		// is in reads of old data that miss the block cache: Pebble's
-		// pure-Go zstd allocates a decoder per block (48 KB and 42
-		// allocs per cold XRANGE COUNT 10 against 12 KB and 19), the
-		// median latency moved within the noise (87 vs 90 µs, p=0.3; 73
-		// vs 40 µs in another session) and p99 tripled (1.1 ms vs 0.3
-		// ms). Cached and recent data read as before.
-		//
-		// Every level below L0 gets zstd, not only the bottom one,
-		// because an append target's entries (targets.go) now reach the
-		// bottom by moves, which keep the compression a table was
-		// written with: with MinLZ above the bottom, 1M entries loaded
-		// through the engine took 30.8 bytes/entry after a full
-		// compaction, with zstd 24.6 (22.8 before the split; moved
-		// tables keep their sequence numbers). The price is paid by data
-		// that is not an append target's entries, compressed with zstd
-		// in every rewrite below L0: XADD -P 16 to 5,000 and to 100,000
-		// random streams took 5% more server CPU (41.9 against 39.8 s,
-		// 122.6 against 117.1 s; throughput within the spread). A
-		// target's records that churn (consumer-group PELs, tail nodes,
-		// metadata) are written with the fastest algorithm at every
-		// level by the span policy: compressing those rewrites with
-		// pure-Go zstd once cost 6% of XREADGROUP+XACK's throughput
-		// (bench/groupbench: 77.2k against 72.5k acked entries/s); with
-		// the split, groupbench's throughput was unchanged (0.99, the
-		// two builds side by side).
-		profile := sstable.FastestCompression
-		if i > 0 {
-			profile = sstable.BalancedCompression
-		}
-		l.Compression = func() *sstable.CompressionProfile { return profile }
+		po.Levels[i] = levelOptions(i)
 	}
-	// See CompactionConcurrencyRange above: one more compaction per 4
-	// L0 sublevels (Pebble's default: per 10, close to the stop at 12).
+	// Tables end where an append target's entries do (targets.go).
+	po.Experimental.SpanPolicyFunc = targets.spanPolicy
+	// Compactions pause while goroutines wait for a CPU (pacer.go).
+	po.Experimental.CompactionScheduler = newCompactionPacer()
+	if opts.tune != nil {
+		opts.tune(po)
+	}
+	return po
+}
+
+// setMemTables sets the size and number of po's memtables.
+func setMemTables(po *pebble.Options) {
+	// 8 MB memtables, at most 2 before writes stall. Every flush of
+	// appends to a stream is merged with the table at the stream's
+	// tail (its metadata record and nodes sort after the entries;
+	// measured before the span policy of targets.go kept the new
+	// entries out of that merge), so fewer, larger flushes rewrite
+	// less: with 8 MB, 500k XADDs with -P 16 took 2.1-2.2 s of
+	// server CPU against 2.5-2.8 s with 4 MB, and two servers run
+	// side by side, rounds alternating, did 206k against 159k
+	// XADD/s (medians of 8 rounds of 100k; 145k against 131k with
+	// appendfsync always).
+	// Unpipelined XADD, consumer groups and XRANGE under writes
+	// did not move beyond the noise. Memtables count fully toward
+	// RSS, whose target is 0.15x Redis's (588 MB for bigbench's 10M
+	// entries, so 88 MB): 73 MB with 8 MB memtables, 55 MB with 4,
+	// 110 MB with 16 (over). A larger memtable is more journal to
+	// replay after a crash; Close flushes it, so a clean restart
+	// replays nothing.
+	po.MemTableSize = 8 << 20
+	po.MemTableStopWritesThreshold = 2
+}
+
+// setCompactions sets when and how far po's compactions run: L0's
+// thresholds, the base level's size, how many run at once and the size
+// of the tables they write.
+func setCompactions(po *pebble.Options) {
+	// Pebble's defaults: L0 thresholds 2/24 and 8/32 loaded at 106k
+	// and 117k entries/s against 132k for 4/12, all within that
+	// spread.
+	po.L0CompactionThreshold = 4
+	po.L0StopWritesThreshold = 12
+	// A small base level (1 MB where Pebble's default is 64 MB) for
+	// the consumer-group churn: XREADGROUP writes PEL records that
+	// XACK removes soon after, so a memtable of group work flushes
+	// to ~12 KB of L0, and with the default that L0 was merged into
+	// the bottom-level table holding the group's key range, a 2.8 MB
+	// table rewritten (zstd) every 0.3 s, half the server's CPU
+	// under bench/groupbench. With 1 MB the store keeps more levels
+	// and the L0 meets a ~300 KB table of recent data instead:
+	// XREADGROUP+XACK went from 38-40k to 58-71k acked entries/s
+	// (four alternating runs, 1M-entry stream, 50 consumers). Plain
+	// appends gain too: 400k unpipelined XADDs compacted 12.4 MB
+	// instead of 18.3 MB (5.6 MB flushed). A 10M-entry load took
+	// 63.5 s against 57.9 s (within the spread of Redis's own load,
+	// 24-33 s, in the same runs); RSS and compacted size did not
+	// move; `eddy compact` of it took 13.6-20 s against 4.3 s, as
+	// there are more levels to rewrite (bench/bigbench).
+	po.LBaseMaxBytes = 1 << 20
+	// One compaction at a time, as Pebble's default, and a second
+	// (up to half the CPUs) while L0 holds 4 or more sublevels, the
+	// same point at which L0 is due for compaction. With one at a
+	// time, a long rewrite into the bottom level held the only slot
+	// while L0 filled: under bench/bigbench's writes to a large
+	// stream a 25.6 s compaction into L6 let L0 reach its stop
+	// threshold within 7 s, and every write waited 19 s (writers at
+	// 3.8 MB/s for that round instead of ~15); it happened in 2 of
+	// 24 rounds. With the second compaction allowed no write stopped
+	// in 17 rounds, one with a 39 s bottom compaction (writers 9-17
+	// MB/s), and the XRANGE p99 of those rounds did not move beyond
+	// the noise. TestWritesGoOnBesideLongCompaction holds one
+	// compaction to show it.
+	po.CompactionConcurrencyRange = compactionConcurrency
+	// The second compaction, at 4 L0 sublevels and one more per 4 after
+	// (Pebble's default: per 10, close to the stop at 12).
 	po.Experimental.L0CompactionConcurrency = 4
 	// 2 MB tables on every level (Pebble's default: 2 MB in L0, doubling
 	// from the base level down, so 64 MB at the bottom of a large store).
@@ -391,14 +344,84 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, targe
 	for i := range po.TargetFileSizes {
 		po.TargetFileSizes[i] = 2 << 20
 	}
-	// Tables end where an append target's entries do (targets.go).
-	po.Experimental.SpanPolicyFunc = targets.spanPolicy
-	// Compactions pause while goroutines wait for a CPU (pacer.go).
-	po.Experimental.CompactionScheduler = newCompactionPacer()
-	if opts.tune != nil {
-		opts.tune(po)
+}
+
+// storeEvents is the store's Pebble event listener.
+func storeEvents(logger *slog.Logger, stalls *writeStalls) *pebble.EventListener {
+	return &pebble.EventListener{
+		// The PEL is removed with SingleDelete (stream/group_store.go);
+		// Pebble notices some misuses of it while compacting: say so
+		// loudly.
+		PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
+			logger.Error("pebble: possible API misuse", "info", info.String())
+		},
+		// Write stops are counted for INFO (stalls.go).
+		WriteStallBegin: stalls.begin,
+		WriteStallEnd:   stalls.end,
 	}
-	return po
+}
+
+// levelOptions is the table format of LSM level level: block size,
+// filters and compression.
+func levelOptions(level int) pebble.LevelOptions {
+	var l pebble.LevelOptions
+	// 4 KB blocks: a cold XRANGE COUNT 10 decompresses one block or
+	// two. 8 KB blocks stored 10% less (19.7 vs 22.0 bytes/entry with
+	// zstd) but made cold reads ~30% slower (95 vs 73 µs); 16 KB
+	// saved only 1% more.
+	l.BlockSize = 4 << 10
+	// Bloom filters over the point records only (filter.go):
+	// metadata, nodes, groups, consumers and field sets, the records
+	// read with Gets, often for keys that do not exist (a stream's
+	// first XADD). XADD -P 16 to up to 100,000 random streams did
+	// 1.13x the rate without them (bench/abtest.sh, 46 rounds of
+	// 100k in four runs, 30 won), where reads of uncached metadata,
+	// each visiting every level, had taken 22% of the server's CPU
+	// (16% with them); one stream's XADD -P 16 moved 1.01x (12
+	// rounds). Entries are left out: a filter over every key serves
+	// only point Gets, never the range scans that read entries, and
+	// cost 1.26 bytes/entry (31.58 → 32.84 with Snappy). The filters
+	// need no Comparer.Split, whose change would make existing stores
+	// unreadable; tables written before them are read without.
+	l.FilterPolicy = newRecordFilter(10)
+	// Compression by level. Most of an append-mostly store sits in
+	// the bottom level and is rarely rewritten: zstd level 1
+	// (Pebble's Balanced profile) there, 22.8 bytes/entry, 0.90x
+	// Redis's RDB, where Snappy everywhere (Pebble's default) takes
+	// 31.6 (1.24x) and MinLZ 29.6 (1.16x). Zstd level 3 saved 4% more
+	// (22.0) but compacted ~1.7x slower. Flushes get the fastest
+	// algorithm (MinLZ on amd64, Snappy on arm64). The price of zstd
+	// is in reads of old data that miss the block cache: Pebble's
+	// pure-Go zstd allocates a decoder per block (48 KB and 42
+	// allocs per cold XRANGE COUNT 10 against 12 KB and 19), the
+	// median latency moved within the noise (87 vs 90 µs, p=0.3; 73
+	// vs 40 µs in another session) and p99 tripled (1.1 ms vs 0.3
+	// ms). Cached and recent data read as before.
+	//
+	// Every level below L0 gets zstd, not only the bottom one,
+	// because an append target's entries (targets.go) now reach the
+	// bottom by moves, which keep the compression a table was
+	// written with: with MinLZ above the bottom, 1M entries loaded
+	// through the engine took 30.8 bytes/entry after a full
+	// compaction, with zstd 24.6 (22.8 before the split; moved
+	// tables keep their sequence numbers). The price is paid by data
+	// that is not an append target's entries, compressed with zstd
+	// in every rewrite below L0: XADD -P 16 to 5,000 and to 100,000
+	// random streams took 5% more server CPU (41.9 against 39.8 s,
+	// 122.6 against 117.1 s; throughput within the spread). A
+	// target's records that churn (consumer-group PELs, tail nodes,
+	// metadata) are written with the fastest algorithm at every
+	// level by the span policy: compressing those rewrites with
+	// pure-Go zstd once cost 6% of XREADGROUP+XACK's throughput
+	// (bench/groupbench: 77.2k against 72.5k acked entries/s); with
+	// the split, groupbench's throughput was unchanged (0.99, the
+	// two builds side by side).
+	profile := sstable.FastestCompression
+	if level > 0 {
+		profile = sstable.BalancedCompression
+	}
+	l.Compression = func() *sstable.CompressionProfile { return profile }
+	return l
 }
 
 // compactionConcurrency is Pebble's CompactionConcurrencyRange: one

@@ -8,7 +8,8 @@ import (
 )
 
 // TestPebbleOptions holds the tuned settings (their measurements are in
-// the comments of pebbleOptions) so that a change to them is deliberate.
+// the comments of pebbleOptions and its helpers) so that a change to them
+// is deliberate.
 func TestPebbleOptions(t *testing.T) {
 	cache := pebble.NewCache(1 << 20)
 	defer cache.Unref()

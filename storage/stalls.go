@@ -11,7 +11,7 @@ import (
 // its stop threshold, or every memtable waiting for its flush. A stop
 // holds every XADD of the server until it ends, and nothing else shows
 // it: a 19 s stop behind one long compaction was found only by logging
-// Pebble's events (see CompactionConcurrencyRange in pebbleOptions), so
+// Pebble's events (see CompactionConcurrencyRange in setCompactions), so
 // the store counts them for INFO.
 type writeStalls struct {
 	now func() time.Time // time.Now unless a test sets it

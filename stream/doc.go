@@ -12,6 +12,12 @@
 // function that runs several commands in one Update undoes a failed one
 // alone with Tx.Savepoint and Tx.RollbackTo.
 //
+// For the NATS bridge the engine numbers entries (the sequence view,
+// seqread.go), indexes them by their field "subject" (subjectindex.go)
+// and counts the bytes of the messages they map to (msgsize.go), all
+// kept in the batch of every write; what a subject filter matches and how
+// a message is rendered are the bridge's (SubjectFilter, bridge/).
+//
 // Invariants:
 //   - Readers reach data only through a key's metadata record, which names
 //     the live version; data of older versions is never read.

@@ -23,8 +23,8 @@ type streamMeta struct {
 	Tail         ID     // master ID of the last node; meaningful when Nodes > 0
 	Groups       uint64 // consumer groups (next issue)
 	FieldSets    uint64 // field sets recorded (fieldsets.go)
-	Subjects     uint64 // live entries with a "subject" field (seqread.go)
-	Bytes        uint64 // total length of the live entries' fields and values
+	Subjects     uint64 // live entries with a "subject" field (subjectindex.go)
+	Bytes        uint64 // the live entries' messages as JetStream counts them (msgsize.go)
 	// Seq is the sequence of the last entry added: entries ever added,
 	// which unlike EntriesAdded XSETID cannot change (seqread.go).
 	Seq uint64

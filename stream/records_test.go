@@ -174,7 +174,7 @@ func TestPackedStreamAgreesWithUnpacked(t *testing.T) {
 					}
 				case op < 15:
 					seq := rng.Uint64N(uint64(len(ids)) + 2)
-					filter := []string{">", "s.1", "s.*"}[rng.IntN(3)]
+					filter := filterOf([]string{"*", "s.1", "s.*"}[rng.IntN(3)])
 					id := pick()
 					run = func(tx *Tx, key []byte) (any, error) {
 						a, _, err1 := tx.EntryBySeq(0, key, seq)

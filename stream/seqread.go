@@ -1,11 +1,6 @@
 package stream
 
-import (
-	"bytes"
-	"strings"
-
-	"github.com/eddy-streams/eddy/storage"
-)
+import "github.com/eddy-streams/eddy/storage"
 
 // The sequence view: NATS JetStream numbers a stream's messages 1, 2, 3, …
 // in the order they were added and never renumbers them. Eddy gives every
@@ -29,7 +24,7 @@ type SeqEntry struct {
 // SeqState describes a stream for JetStream's STREAM.INFO.
 type SeqState struct {
 	Messages uint64 // live entries (XLEN)
-	Bytes    uint64 // bytes of the live entries' messages as JetStream counts them (msgBytes)
+	Bytes    uint64 // bytes of the live entries' messages as JetStream counts them (jetStreamMsgSize)
 	FirstSeq uint64 // sequence of the first live entry; LastSeq+1 when empty
 	LastSeq  uint64 // entries ever added
 	FirstID  ID     // ID of the first live entry; zero when empty
@@ -71,43 +66,6 @@ func (tx *Tx) EntryBySeq(db int, key []byte, seq uint64) (e SeqEntry, ok bool, e
 		return SeqEntry{}, false, err
 	}
 	return e, true, nil
-}
-
-// NextBySubject returns the first live entry with sequence >= from whose
-// subject matches filter, a NATS subject filter ("*" matches one token,
-// ">" one or more trailing tokens); "" matches every entry.
-func (tx *Tx) NextBySubject(db int, key []byte, from uint64, filter string) (e SeqEntry, ok bool, err error) {
-	return tx.bySubject(db, key, from, filter, false)
-}
-
-// LastBySubject returns the live entry with the highest sequence whose
-// subject matches filter (as NextBySubject).
-func (tx *Tx) LastBySubject(db int, key []byte, filter string) (e SeqEntry, ok bool, err error) {
-	return tx.bySubject(db, key, 0, filter, true)
-}
-
-// bySubject finds the entry for NextBySubject (from on, first) or
-// LastBySubject (last). A stream whose entries all lack a subject field
-// has one subject, its key; one whose entries all have it is answered from
-// the subject index; a mixed stream is walked entry by entry.
-func (tx *Tx) bySubject(db int, key []byte, from uint64, filter string, last bool) (SeqEntry, bool, error) {
-	s, ok, err := tx.loadStream(db, key)
-	if err != nil || !ok || s.sm.Length == 0 || from > s.sm.Seq {
-		return SeqEntry{}, false, err
-	}
-	if filter == "" {
-		return tx.seqWalk(s, from, last, nil)
-	}
-	switch {
-	case s.sm.Subjects == 0:
-		if !SubjectMatches(filter, key) {
-			return SeqEntry{}, false, nil
-		}
-		return tx.seqWalk(s, from, last, nil)
-	case s.sm.Subjects == s.sm.Length:
-		return tx.subjectIndexFind(s, from, filter, last)
-	}
-	return tx.seqWalk(s, from, last, func(subject []byte) bool { return SubjectMatches(filter, subject) })
 }
 
 // seqWalk returns the first live entry with sequence >= from (or, with
@@ -203,84 +161,6 @@ func (tx *Tx) seqStart(s *streamRef, from uint64) (ID, error) {
 	return start, it.Close()
 }
 
-// subjectIndexFind answers bySubject from the subject index: for each
-// subject matching filter, its first record at or after from (or its last
-// record); the lowest (or highest) sequence wins.
-func (tx *Tx) subjectIndexFind(s *streamRef, from uint64, filter string, last bool) (SeqEntry, bool, error) {
-	var it *storage.Iter
-	var err error
-	var bestSeq uint64
-	var bestID ID
-	found := false
-	consider := func(subject []byte) error {
-		lo, hi := storage.SubjectBounds(s.db, s.key, s.meta.Version, subject)
-		sit, err := tx.r.NewIter(lo, hi)
-		if err != nil {
-			return err
-		}
-		var ok bool
-		if last {
-			ok = sit.Last()
-		} else {
-			ok = sit.SeekGE(storage.AppendSubjectKey(nil, s.db, s.key, s.meta.Version, subject, from))
-		}
-		if ok {
-			_, n, err := storage.DecodeSubjectKey(sit.Key())
-			if err != nil {
-				sit.Close()
-				return err
-			}
-			ms, seq, err := storage.DecodeIDValue(sit.Value())
-			if err != nil {
-				sit.Close()
-				return err
-			}
-			if !found || (last && n > bestSeq) || (!last && n < bestSeq) {
-				bestSeq, bestID, found = n, ID{ms, seq}, true
-			}
-		}
-		return sit.Close()
-	}
-	if !SubjectHasWildcard(filter) {
-		err = consider([]byte(filter))
-	} else {
-		lo, hi := storage.KindBounds(s.db, s.key, s.meta.Version, storage.KindSubjectIndex)
-		if it, err = tx.r.NewIter(lo, hi); err != nil {
-			return SeqEntry{}, false, err
-		}
-		// One visit per distinct subject: after looking at a subject,
-		// seek past all of its records.
-		for ok := it.First(); ok && err == nil; {
-			var subject []byte
-			if subject, _, err = storage.DecodeSubjectKey(it.Key()); err != nil {
-				break
-			}
-			subject = append([]byte(nil), subject...)
-			if SubjectMatches(filter, subject) {
-				err = consider(subject)
-			}
-			_, next := storage.SubjectBounds(s.db, s.key, s.meta.Version, subject)
-			ok = it.SeekGE(next)
-		}
-		if cerr := it.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil || !found {
-		return SeqEntry{}, false, err
-	}
-	f, ok, err := tx.findEntry(s, bestID)
-	if err != nil || !ok {
-		return SeqEntry{}, false, err
-	}
-	sets, err := tx.fieldSets(s)
-	if err != nil {
-		return SeqEntry{}, false, err
-	}
-	e, err := decodeSeqEntry(s, sets, bestID, f.v)
-	return e, err == nil, err
-}
-
 // decodeSeqEntry copies an entry out of iterator memory.
 func decodeSeqEntry(s *streamRef, sets *fieldSets, id ID, v []byte) (SeqEntry, error) {
 	h, fv, err := storage.DecodeEntryValue(append([]byte(nil), v...), sets, nil)
@@ -292,109 +172,4 @@ func decodeSeqEntry(s *streamRef, sets *fieldSets, id ID, v []byte) (SeqEntry, e
 		e.Subject = subject
 	}
 	return e, nil
-}
-
-// entrySubject returns the value of the first field named "subject".
-func entrySubject(fv [][]byte) ([]byte, bool) {
-	for i := 0; i+1 < len(fv); i += 2 {
-		if string(fv[i]) == "subject" {
-			return fv[i+1], true
-		}
-	}
-	return nil, false
-}
-
-// msgBytes is what an entry of the stream at key adds to SeqState.Bytes:
-// the bytes JetStream's file store counts for the message the entry maps
-// to (nats-server's fileStoreMsgSize), so that a NATS client reads the
-// stream's size as it would a real JetStream stream's: a 22-byte record
-// header, the subject (field "subject", else the key), the header block
-// with its 4-byte length when the entry has header fields, the payload
-// (field "data") and an 8-byte checksum. The header block is
-// "NATS/1.0\r\n", a "name: value\r\n" line per other field whose name
-// can be a header key (ValidHeaderKey), then "\r\n".
-func msgBytes(key []byte, fv [][]byte) uint64 {
-	headers := 0
-	subject, data, ok := MessageParts(fv, func(k, v []byte) {
-		headers += len(k) + len(": ") + len(v) + len("\r\n")
-	})
-	if !ok {
-		subject = key
-	}
-	n := 22 + len(subject) + len(data) + 8
-	if headers > 0 {
-		n += 4 + len("NATS/1.0\r\n") + headers + len("\r\n")
-	}
-	return uint64(n)
-}
-
-// MessageParts splits an entry's fields into the parts of the NATS
-// message it maps to: the first "data" field is the payload, the first
-// "subject" field the subject (hasSubject false: none), and every other
-// field whose name can be a header key (ValidHeaderKey) a header, passed
-// to header in order. The bridge renders messages by this rule and
-// msgBytes counts them by it.
-func MessageParts(fv [][]byte, header func(k, v []byte)) (subject, data []byte, hasSubject bool) {
-	seenData := false
-	for i := 0; i+1 < len(fv); i += 2 {
-		k, v := fv[i], fv[i+1]
-		switch {
-		case !seenData && string(k) == "data":
-			seenData, data = true, v
-		case !hasSubject && string(k) == "subject":
-			hasSubject, subject = true, v
-		case ValidHeaderKey(k):
-			header(k, v)
-		}
-	}
-	return subject, data, hasSubject
-}
-
-// ValidHeaderKey reports whether a field name can be a NATS header key
-// (nats.go's rule: printable ASCII without ':'); the fields that cannot
-// are left out of the message an entry maps to.
-func ValidHeaderKey(k []byte) bool {
-	if len(k) == 0 {
-		return false
-	}
-	for _, c := range k {
-		if c < '!' || c > '~' || c == ':' {
-			return false
-		}
-	}
-	return true
-}
-
-// SubjectHasWildcard reports whether filter has a "*" or ">" token.
-func SubjectHasWildcard(filter string) bool {
-	for tok := range strings.SplitSeq(filter, ".") {
-		if tok == "*" || tok == ">" {
-			return true
-		}
-	}
-	return false
-}
-
-// SubjectMatches reports whether subject matches the NATS subject filter:
-// tokens are separated by '.', "*" matches any one token and a final ">"
-// matches one or more tokens.
-func SubjectMatches(filter string, subject []byte) bool {
-	for {
-		ftok, frest, fmore := strings.Cut(filter, ".")
-		if len(subject) == 0 {
-			return false
-		}
-		stok, srest, smore := bytes.Cut(subject, []byte{'.'})
-		switch {
-		case ftok == ">" && !fmore:
-			return true
-		case ftok == "*" || ftok == string(stok):
-		default:
-			return false
-		}
-		if !fmore || !smore {
-			return fmore == smore
-		}
-		filter, subject = frest, srest
-	}
 }

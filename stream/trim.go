@@ -284,7 +284,7 @@ func (tx *Tx) forgetEntry(s *streamRef, v []byte) error {
 	if err != nil {
 		return err
 	}
-	s.sm.Bytes -= min(msgBytes(s.key, fv), s.sm.Bytes)
+	s.sm.Bytes -= min(jetStreamMsgSize(s.key, fv), s.sm.Bytes)
 	if subject, ok := entrySubject(fv); ok {
 		if err := tx.b.Delete(storage.AppendSubjectKey(nil, s.db, s.key, s.meta.Version, subject, h.Seq)); err != nil {
 			return err

@@ -162,7 +162,7 @@ func (tx *Tx) appendEntry(s *streamRef, id ID, fv [][]byte, lazyTail bool) error
 		}
 		s.sm.Subjects++
 	}
-	s.sm.Bytes += msgBytes(s.key, fv)
+	s.sm.Bytes += jetStreamMsgSize(s.key, fv)
 	s.sm.Length++
 	s.sm.EntriesAdded++
 	if s.sm.EntriesAdded%appendTargetEvery == 0 {

@@ -54,6 +54,11 @@ type Config struct {
 	MasterAuth      string // password a replica AUTHs with to its primary
 	MasterUser      string // user for MasterAuth; "" = AUTH with the password alone
 
+	// Version is the binary's version, reported as INFO's eddy_version;
+	// cmd/eddy sets it to what `eddy --version` prints. Empty reports the
+	// package's Version. Not a directive.
+	Version string
+
 	// LogLevelVar, when set, follows LogLevel: a successful CONFIG SET of
 	// loglevel stores the new level in it, so a slog handler built on it
 	// changes verbosity at runtime. It is wiring, not a directive; copies of

@@ -95,7 +95,11 @@ func (s *Server) infoText(ctx *cmdContext, want map[string]bool) string {
 			line("executable", exe)
 			line("config_file", "")
 			line("io_threads_active", 0)
-			line("eddy_version", Version)
+			v := s.cfg.Snapshot().Version
+			if v == "" {
+				v = Version
+			}
+			line("eddy_version", v)
 		case "clients":
 			section("Clients")
 			s.mu.Lock()

@@ -1,5 +1,8 @@
-# Build: docker build --build-arg VERSION=$(git describe --always) -t eddy .
-# Run:   docker run -p 6379:6379 -v eddy-data:/data eddy
+# Build: docker build --build-arg VERSION=$(git describe --tags --always --dirty) -t eddy .
+# Run:   docker run -p 6379:6379 -p 4222:4222 -v eddy-data:/data eddy
+# VERSION is what the Makefile stamps too (eddy --version, INFO's
+# eddy_version); .dockerignore keeps .git, bin/, data/ and the benchmark
+# records out of the build context, so only the sources are copied.
 
 FROM golang:1.26 AS build
 WORKDIR /src

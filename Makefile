@@ -1,6 +1,7 @@
 # Eddy's build. Every target works from a clean checkout with only Go
 # installed; `make test` also wants redis-server for the differential tests
-# (.ci/run installs it).
+# (.ci/run installs it). Only `make deps` (and a first build) needs the
+# network: `make test` runs with GOPROXY=off once deps are in.
 #
 # make bench-compare BASE=<rev> runs the Go benchmarks of storage/,
 # stream/ and server/ on revision BASE and on the working tree, in
@@ -15,12 +16,23 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 TIMEOUT  ?= 15m
 FUZZTIME ?= 10s
 
-.PHONY: all build run test portable testrace bench bench-compare fuzz lint clean
+.PHONY: all deps build run test portable testrace bench bench-compare fuzz lint docs clean
 
 all: build
 
+# Every module that any platform's build or tests need, as go.mod lists
+# them (github.com/google/go-tpm too, which only nats-server's Windows
+# build imports), so that the tests and the portable vet fetch nothing.
+deps:
+	@echo "go mod download: the modules of go.sum (from the network the first time; quiet)"
+	$(GO) mod download
+
+# A first build downloads the modules and compiles Pebble and nats-server,
+# which takes minutes on a small machine: -v names each package as it is
+# compiled (nothing once they are cached), so the wait shows its progress.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eddy
+	@echo "Building $(BIN) $(VERSION). A first build downloads and compiles the dependencies: a few minutes."
+	CGO_ENABLED=0 $(GO) build -v -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eddy
 
 # Defaults: 127.0.0.1:6379, store in ./data. Pass directives with ARGS,
 # e.g. make run ARGS='--port 7000 --appendfsync always'.
@@ -29,19 +41,20 @@ run: build
 
 # tests/ builds bin/eddy with `go build` in its TestMain, which go test's
 # cache cannot see: a cached pass would hide a change to the server, so
-# that package always runs (-count=1).
-test:
-	$(GO) vet ./...
-	$(MAKE) portable
-	$(GO) test -timeout $(TIMEOUT) $$($(GO) list ./... | grep -v '/tests$$')
-	$(GO) test -count=1 -timeout $(TIMEOUT) ./tests/
+# that package always runs (-count=1). GOPROXY=off: after deps, a module
+# that would still be fetched is a failure here, not a network dependency.
+test: deps
+	GOPROXY=off $(GO) vet ./...
+	GOPROXY=off $(MAKE) portable
+	GOPROXY=off $(GO) test -timeout $(TIMEOUT) $$($(GO) list ./... | grep -v '/tests$$')
+	GOPROXY=off $(GO) test -count=1 -timeout $(TIMEOUT) ./tests/
 
 # Eddy is served and tested on Linux, but builds elsewhere (the event loop
 # is Linux's; other systems serve each client on a goroutine): vet for
-# macOS and Windows keeps it so.
+# macOS and Windows keeps it so. tools/portable.sh vets only the packages
+# whose code differs from Linux's there, and says why that is enough.
 portable:
-	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
-	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	GO=$(GO) bash tools/portable.sh darwin/arm64 windows/amd64
 
 # The race detector needs cgo. tests/ always runs, as in test.
 testrace:
@@ -84,6 +97,11 @@ fuzz:
 			exit 1; \
 		done; \
 	done
+
+# docs/configuration.md's directive table is rendered from the table in
+# server/config.go; go test ./server fails when the two differ.
+docs:
+	$(GO) test ./server -run '^TestConfigDoc$$' -update-config-doc
 
 lint:
 	@out=$$(gofmt -l .); \

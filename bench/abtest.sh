@@ -7,15 +7,16 @@
 # first build's, with how many rounds it won.
 #
 # Why not medians of a few long rounds: on a shared 2-CPU machine one
-# build's rounds of unpipelined XADD spread from 38k to 65k a second, so 8
-# rounds of 100k could show +5% that 30 rounds of 30k, compared round by
-# round, did not (README, "The network path"). Take many short rounds.
+# build's rounds spread so widely that a few long rounds could show a gain
+# that many short ones, compared round by round, did not
+# (bench/results/HISTORY.md, "How the benchmarks were run"). Take many
+# short rounds.
 #
 # Each run waits until the other servers are quiet (lib.sh's wait_quiet):
 # without it, Eddy's flushes and compactions after its own run landed in
-# the next server's, and under XADD -P 16 the build listed second won
-# 1.15-1.27x against a copy of itself. Even so, take several runs (RUNS),
-# each with the builds in another order.
+# the next server's, and under XADD -P 16 the build listed second beat a
+# copy of itself. Even so, take several runs (RUNS), each with the builds
+# in another order.
 #
 # Usage: bench/abtest.sh BIN BIN [BIN...] -- redis-benchmark arguments
 #   e.g. bench/abtest.sh /tmp/eddy-base bin/eddy -- XADD s '*' f v

@@ -204,9 +204,10 @@ echo "]" >>"$json"
 # Many runs: the rows whose targets sit at 1.0 or near it, again through
 # bench/abtest.sh: MANY_RUNS runs on fresh servers, the order swapped each
 # run, the geometric mean of every round's Eddy/Redis ratio. The five
-# rounds above, on one pair of long-lived servers, swing by 20% on a shared
-# 2-CPU machine; fresh servers give the conservative figure (README,
-# "Latest": Redis is at its best on them).
+# rounds above, on one pair of long-lived servers, swing widely on a
+# shared 2-CPU machine; fresh servers give the conservative figure, as
+# Redis is at its best on them (bench/results/HISTORY.md, the 2026-12-02
+# 14:17 record).
 # Each: name, appendfsync, rounds a run, requests a round, load.
 many=(
 	"XADD|everysec|6|30000|XADD bench:m * f v"

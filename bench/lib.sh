@@ -31,8 +31,8 @@ cpu_ns() {
 # the others wait: what one server still does after its own run (Eddy's
 # flushes and compactions) must not land in the next server's run. It
 # did, before 2026-12-02 13:00: with two identical Eddy builds, the
-# second listed ran XADD -P 16 1.15-1.27 times as fast as the first, in
-# every one of a dozen runs (README, "Benchmarks").
+# second listed ran XADD -P 16 faster than the first in every one of a
+# dozen runs (bench/results/HISTORY.md, "How the benchmarks were run").
 wait_quiet() {
 	[ $# -gt 0 ] || return 0
 	local a b i

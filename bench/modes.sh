@@ -2,7 +2,8 @@
 # modes.sh: Redis (AOF everysec) against Eddy serving its clients with a
 # goroutine each (event-loop no) and with the event loop (the default), the
 # same binary, in one run: rounds alternate the order of the three, and the
-# medians are printed with the ratio to Redis (README "The network path").
+# medians are printed with the ratio to Redis (bench/results/HISTORY.md,
+# "The network path: one event loop").
 #
 # Environment: ROUNDS (5), REQUESTS (100000 per round), CLIENTS (50), EDDY
 # (default bin/eddy), TESTS (comma-separated redis-benchmark arguments,

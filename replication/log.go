@@ -49,7 +49,7 @@ type Log struct {
 	// active: a replica has attached (a cursor was made) or this node
 	// follows a primary. Until then a primary logs nothing, as Redis keeps
 	// no backlog before its first replica: the copy of every batch would
-	// cost writes ~6% of their CPU for nothing. The first replica full-
+	// cost writes CPU for nothing. The first replica full-
 	// syncs from a snapshot, so nothing it needs is missing.
 	active bool          // guarded by mu
 	notify chan struct{} // guarded by mu: closed when the log grows or changes history

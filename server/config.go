@@ -54,6 +54,11 @@ type Config struct {
 	MasterAuth      string // password a replica AUTHs with to its primary
 	MasterUser      string // user for MasterAuth; "" = AUTH with the password alone
 
+	// Version is the binary's version, reported as INFO's eddy_version;
+	// cmd/eddy sets it to what `eddy --version` prints. Empty reports the
+	// package's Version. Not a directive.
+	Version string
+
 	// LogLevelVar, when set, follows LogLevel: a successful CONFIG SET of
 	// loglevel stores the new level in it, so a slog handler built on it
 	// changes verbosity at runtime. It is wiring, not a directive; copies of
@@ -79,7 +84,8 @@ const (
 type configDirectiveSpec struct {
 	name      string // lower case, as in redis.conf
 	def       string // default, written as it would be in a config file
-	usage     string // one line for `eddy server --help` and the README
+	usage     string // one line for `eddy help server`
+	doc       string // Markdown for docs/configuration.md (configdoc.go) where usage is not enough
 	immutable bool   // CONFIG SET refuses it (the store or listeners depend on it)
 	value     configValue
 }
@@ -87,6 +93,7 @@ type configDirectiveSpec struct {
 // configValue parses arguments into a Config field and formats it back.
 type configValue struct {
 	multi bool                                 // one or more arguments (bind); otherwise exactly one
+	fixed bool                                 // one value only (configFixed): a fact under Redis's name
 	set   func(c *Config, args []string) error // error is the bare reason, e.g. errNotInteger
 	get   func(c *Config) string               // as CONFIG GET shows it
 }
@@ -100,12 +107,17 @@ var configTable = []configDirectiveSpec{
 		value: configBind()},
 	{name: "port", def: "6379", immutable: true,
 		usage: "TCP port; 0 picks a free one",
+		doc:   "TCP port; `0` picks a free one (logged in the `eddy ready` line)",
 		value: configInt(0, 65535, func(c *Config) *int { return &c.Port })},
 	{name: "dir", def: "./data", immutable: true,
-		usage: "directory of the Pebble store",
+		usage: "directory of the store: Pebble's files and the journal",
+		doc:   "directory of the store: Pebble's files and the journal (`journal/`); see [durability](durability.md)",
 		value: configDir()},
 	{name: "appendfsync", def: "everysec",
 		usage: "when a write reaches the disk: always (before the reply), everysec, no (left to the OS)",
+		doc: "when a write reaches the disk: `always` (before the reply), `everysec` (in the background, " +
+			"once a second and after each MiB written, so at most a second of writes is lost), `no` " +
+			"(written within a second, synced when the OS decides); see [durability](durability.md)",
 		value: configEnum(stream.SyncModes(), func(c *Config) *string { return &c.AppendFsync })},
 	{name: "databases", def: "16", immutable: true,
 		usage: "number of logical databases (SELECT 0..N-1)",
@@ -127,9 +139,19 @@ var configTable = []configDirectiveSpec{
 		value: configMemory(0, math.MaxInt64, func(c *Config) *int64 { return &c.CacheSize })},
 	{name: "meta-cache-keys", def: "100000", immutable: true,
 		usage: "keys whose metadata is kept in memory, ~460 bytes each; 0 = none (eddy only)",
+		doc: "keys whose metadata (length, last ID, tail node, …) the engine keeps decoded in memory, " +
+			"about 460 bytes each and only as keys are used (a key read while missing is kept as " +
+			"missing, so that reading it again costs no store read); `0` = none (Eddy only). Writes " +
+			"to more active keys than this read each key's metadata from the store, which costs " +
+			"them most of their rate (measured in bench/results/HISTORY.md, \"Writes to many streams\")",
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.MetaCacheKeys })},
 	{name: "event-loop", def: "yes", immutable: true,
 		usage: "yes: one event loop thread serves the clients, as Redis does (Linux); no: a goroutine per client (eddy only)",
+		doc: "`yes`: one thread serves every client from an epoll event loop, as Redis does, and runs " +
+			"the writes that arrive together in one batch; a blocked client (`XREAD BLOCK`, `WAIT`) " +
+			"stays in it until served; a client leaves it for a goroutine of its own when it becomes " +
+			"a replica link. `no`: a goroutine per client (redcon). Linux only; elsewhere always `no` " +
+			"(Eddy only). See [architecture](architecture.md)",
 		value: configEnum([]string{"yes", "no"}, func(c *Config) *string { return &c.EventLoop })},
 	{name: "loglevel", def: "notice",
 		usage: "debug, verbose, notice or warning",
@@ -142,24 +164,39 @@ var configTable = []configDirectiveSpec{
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.Timeout })},
 	{name: "nats-bind", def: "127.0.0.1", immutable: true,
 		usage: "address the embedded NATS server listens on (eddy only)",
+		doc:   "address the embedded NATS server listens on (`0.0.0.0` in the container image; Eddy only)",
 		value: configText(func(c *Config) *string { return &c.NatsBind })},
 	{name: "nats-port", def: "4222", immutable: true,
 		usage: "port of the embedded NATS server (NATS bridge); 0 turns the bridge off, -1 picks a free port (eddy only)",
+		doc: "port of the embedded NATS server for the [NATS bridge](nats.md); `0` turns the bridge off, " +
+			"`-1` picks a free one (logged in the `nats bridge ready` line). If the default 4222 is " +
+			"taken, Eddy warns and runs without the bridge; any other port that is taken is an error " +
+			"(Eddy only)",
 		value: configInt(-1, 65535, func(c *Config) *int { return &c.NatsPort })},
 	{name: "nats-url", def: "", immutable: true,
 		usage: "serve the NATS bridge on this NATS server (nats://host:port) instead of an embedded one (eddy only)",
+		doc: "serve the bridge on this NATS server (`nats://host:port`, `tls://…`, user:pass in the URL) " +
+			"instead of an embedded one (Eddy only)",
 		value: configText(func(c *Config) *string { return &c.NatsURL })},
 	{name: "nats-creds", def: "", immutable: true,
 		usage: "credentials file for nats-url (eddy only)",
+		doc:   "`.creds` file (user JWT + nkey seed) for `nats-url` (Eddy only)",
 		value: configText(func(c *Config) *string { return &c.NatsCreds })},
 	{name: "nats-domain", def: "", immutable: true,
 		usage: `JetStream domain the bridge serves ($JS.<domain>.API); "" means eddy with nats-url, none without (eddy only)`,
+		doc: "JetStream domain the bridge serves (`$JS.<domain>.API.…`); empty means `eddy` with " +
+			"`nats-url`, none with the embedded server (Eddy only)",
 		value: configText(func(c *Config) *string { return &c.NatsDomain })},
 	{name: "nats-leaf-url", def: "", immutable: true,
 		usage: "leafnode URL (nats://user:pass@host:7422) of the nats-url server, through which the bridge pushes consumers' messages (KV history, keys, watch); empty refuses consumers with nats-url (eddy only)",
+		doc: "leafnode URL (`nats://user:pass@host:7422`) of the `nats-url` server, through which the " +
+			"bridge pushes consumers' messages (KV `History`/`Keys`/`Watch`); empty refuses consumers " +
+			"with `nats-url` (Eddy only)",
 		value: configText(func(c *Config) *string { return &c.NatsLeaf })},
 	{name: "replicaof", def: "", immutable: true,
 		usage: `"host port" of the primary to follow at start (REPLICAOF changes it at run time); empty: serve as a primary`,
+		doc: "`\"host port\"` of the primary to follow from start (`REPLICAOF` changes it at run time); " +
+			"empty serves as a primary; see [replication](replication.md)",
 		value: configReplicaOf()},
 	{name: "repl-backlog-size", def: "1mb",
 		usage: "bytes of replication log kept so that a replica that reconnects resyncs partially",
@@ -169,6 +206,7 @@ var configTable = []configDirectiveSpec{
 		value: configText(func(c *Config) *string { return &c.MasterAuth })},
 	{name: "masteruser", def: "",
 		usage: "user a replica AUTHs as with masterauth; empty sends AUTH <masterauth> alone",
+		doc:   "user a replica `AUTH`s as with `masterauth`; empty sends `AUTH <masterauth>` alone",
 		value: configText(func(c *Config) *string { return &c.MasterUser })},
 	// Fixed facts about Eddy under Redis's names, because tools ask for
 	// them (redis-benchmark reads save and appendonly, BullMQ checks
@@ -528,7 +566,8 @@ func configFixed(value, reason string) configValue {
 			}
 			return nil
 		},
-		get: func(*Config) string { return value },
+		get:   func(*Config) string { return value },
+		fixed: true,
 	}
 }
 

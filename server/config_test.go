@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -433,19 +432,6 @@ func TestLiveConfigConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-}
-
-// The README's configuration table must list every directive.
-func TestReadmeListsEveryDirective(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Skipf("README.md not readable: %v", err)
-	}
-	for _, d := range ConfigDirectives() {
-		if !strings.Contains(string(b), "| `"+d.Name+"` |") {
-			t.Errorf("README.md has no table row for %q", d.Name)
-		}
-	}
 }
 
 // FuzzSplitConfigArgs checks that splitting never panics and that any

@@ -104,8 +104,9 @@ func (s *Server) lookup(args [][]byte) (spec, parent *commandSpec) {
 // lastCommand is the command a client sent last, with the bytes of its
 // name: clients send the same command over and over, and comparing a
 // few bytes costs less than a probe of the table, which the rest of a
-// turn's work keeps out of the CPU's caches (3.8% of the event loop's
-// time under pipelined XADDs, one probe per command).
+// turn's work keeps out of the CPU's caches; under pipelined XADDs the
+// probes were a visible share of the event loop's time
+// (bench/results/HISTORY.md, "Figures that stood in code comments").
 type lastCommand struct {
 	name [16]byte
 	n    int
@@ -385,9 +386,11 @@ func (st *serverStats) reset() {
 }
 
 // syncAheadMin is the smallest group of writes whose sync the event
-// loop leaves running while it goes on (appendfsync always). 16 and 24
-// made unpipelined XADD with 50 clients 5-7% slower than 64 (README,
-// "The network path").
+// loop leaves running while it goes on (appendfsync always). Smaller
+// groups, each applied and synced alone, cost more than the wait they
+// save: 16 and 24 made unpipelined XADD slower than 64
+// (bench/results/HISTORY.md, "The network path: one event loop" and
+// "Figures that stood in code comments").
 const syncAheadMin = 64
 
 // update commits fn's writes for c. A client of the event loop is

@@ -138,7 +138,11 @@ func (s *Server) infoServer(w *infoWriter, now time.Time) {
 	w.line("executable", exe)
 	w.line("config_file", "")
 	w.line("io_threads_active", 0)
-	w.line("eddy_version", Version)
+	v := s.cfg.Snapshot().Version
+	if v == "" {
+		v = Version
+	}
+	w.line("eddy_version", v)
 }
 
 // infoClients writes the clients section.

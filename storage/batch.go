@@ -48,9 +48,10 @@ func (db *DB) NewBatch() *Batch {
 
 // indexedAppends is how many appends a transaction indexes as Sets before
 // it keeps the rest apart: the second batch and the copies that Apply
-// makes of both cost more than indexing a few. With every append kept
-// apart, unpipelined XADD (groups of a few) did 0.967 of the rate before
-// (bench/abtest.sh, 36 rounds, 13 won) while XADD -P 16 did 1.031.
+// makes of both cost more than indexing a few: with every append kept
+// apart, unpipelined XADD (groups of a few) was slower than before while
+// XADD -P 16 gained (bench/results/HISTORY.md, "Figures that stood in
+// code comments").
 const indexedAppends = 8
 
 // SetAppend stores value under key, as Set, without indexing it until

@@ -12,7 +12,8 @@ import (
 // creating a stream) reads no data block at all. Entries and PEL records
 // are not added, so a Get of one passes every filter (MayContain is true
 // for any key not a point record) and the filters take no space per
-// entry: a full filter over every key cost 1.26 bytes/entry.
+// entry, where a full filter over every key would spend space on keys
+// no Get asks for (bench/results/HISTORY.md, "Pebble settings").
 //
 // The name is on disk, in every table written with the policy; a table
 // written under another name (or none, before this policy) is read

@@ -5,8 +5,9 @@ import "github.com/cockroachdb/pebble/v2"
 // IterCache lends one iterator over the committed state, again and again,
 // for as long as no batch has been applied since it was opened. Building
 // a Pebble iterator (one per level and memtable, merged) and closing it
-// cost more than the short range read it serves: under XRANGE COUNT 10
-// they were 29% of the command's time, and positioning a kept iterator
+// cost more than the short range read it serves (a large share of
+// XRANGE COUNT 10's time: bench/results/HISTORY.md, "Requests, reads and
+// group commits, on one thread"), and positioning a kept iterator
 // again finds its tables open and its blocks loaded. A write makes the
 // iterator stale; the next NewIter opens a fresh one.
 //

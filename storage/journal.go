@@ -30,10 +30,10 @@ import (
 // the loop's thread woke the idle scheduler slot's thread twice (once
 // readying the log writer, once readied back), the woken thread found
 // nothing to do, and each wake took a CPU from the benchmark's client or
-// the loop. The loop saw a sync take 369 µs of which the fdatasync was
-// 285. Syncing on the loop's own goroutine, unpipelined XADD with always
-// went from 0.932-0.974 of Redis to 1.065-1.089 (README, "Tried on
-// 2026-12-03 after 00:00"). With everysec and no, a writer goroutine
+// the loop, a large part of the loop's wait per sync.
+// Syncing on the loop's own goroutine took unpipelined XADD with always
+// from below Redis's rate to above it (bench/results/HISTORY.md, "Tried
+// on 2026-12-03 after 00:00"). With everysec and no, a writer goroutine
 // writes the buffer whenever journalWriteAhead bytes are in it, and the
 // everysec loop writes the rest within the second (and with everysec
 // syncs): a killed process loses at most that, as with Pebble's log.
@@ -153,8 +153,9 @@ const (
 	// and no, before the writer goroutine writes them; the everysec
 	// loop writes the rest within the second. Pebble's log did the
 	// same with its 32 KB blocks. Woken for every batch instead, the
-	// writer cost XADD -P 16 with everysec 0.7 µs of CPU per XADD
-	// (1.85 -> 2.55 µs) and a fifth of its throughput.
+	// writer cost XADD -P 16 with everysec much CPU per XADD and much of
+	// its throughput (bench/results/HISTORY.md, "Built on 2026-12-03
+	// after 04:27: the journal").
 	journalWriteAhead = 32 << 10
 	// maxOutBuf bounds the write buffer kept between writes.
 	maxOutBuf = 4 << 20
@@ -384,11 +385,11 @@ func (j *journal) open(f vfs.File, err error) (*segment, error) {
 
 // prepareSpare fills a spare file with zeros and syncs it, for the next
 // segment to overwrite. An fdatasync after appending to a file must also
-// write the file's new size (and its new blocks): on this machine's ext4
-// (no journal of its own), writing over a file's existing bytes instead
-// did XADD -P 16 with always 398k-405k a second against 345k-350k, with
-// less CPU (930-960 ms against 983-998 per 400k XADDs). Pebble got the
-// same from recycling its logs.
+// write the file's new size (and its new blocks); writing over a file's
+// existing bytes instead raised XADD -P 16 with always, with less CPU
+// (on ext4 without a journal of its own; bench/results/HISTORY.md,
+// "Figures that stood in code comments").
+// Pebble got the same from recycling its logs.
 func (j *journal) prepareSpare() {
 	size := j.segmentSize + j.segmentSize/8
 	err := func() error {

@@ -17,10 +17,10 @@ import (
 // takes the slot back during the fdatasync (half a millisecond, two of
 // its ticks) and hands it on, the log writer, back from the call, finds
 // a slot again before it can wake the writers waiting, and the monitor,
-// busy every sync, keeps polling every 20 µs (runtime.sysmon 6% of the
-// server's samples under unpipelined XADD, 16% under XADD -P 16). Side by
-// side, raw calls made XADD with always 1-9% faster unpipelined and 14-16%
-// with -P 16 (README, "The network path").
+// busy every sync, keeps polling at its shortest interval, a visible
+// share of the server's CPU. Side by side, raw calls made XADD with
+// always faster, pipelined most (bench/results/HISTORY.md, "The network
+// path: one event loop" and "Figures that stood in code comments").
 //
 // The cost: the log writer's goroutine keeps its slot through the
 // fdatasync, so other goroutines (flushes, compactions) have one slot
@@ -33,13 +33,11 @@ import (
 // (DB.slotWanted): with two slots, one the event loop's and the other
 // held through a raw fdatasync, the goroutine that hands the sync's
 // result to the loop, a compaction and the collector queued behind it.
-// XADD -P 16 with always, on a store of 100,000 streams still
-// compacting (six rounds of 100k a run, two runs a build): 239k and 255k
-// XADD/s against 194k and 242k with raw calls alone; with the loop's
-// wait for its sync as well (waitUnlocked, server/loop_linux.go), a p99
-// of 9.6-12.5 ms against 13.5-15.2 (three runs each, the builds
-// alternating). On a fresh store, and unpipelined, the builds were level
-// round by round (bench/abtest.sh).
+// Under XADD -P 16 with always on a store still compacting, Go's call
+// then gave a higher rate and, with the loop's wait for its sync
+// (waitUnlocked, server/loop_linux.go), a shorter tail; on a fresh store,
+// and unpipelined, the builds were level (bench/results/HISTORY.md,
+// "Figures that stood in code comments").
 type logFile struct {
 	vfs.File
 	fd uintptr

@@ -16,9 +16,8 @@ import (
 // poller is consulted only by the runtime's monitor, also every 10 ms, or
 // when a slot runs out of work. A request arriving then waits for up to
 // that long behind background work: with two CPUs, XRANGE of the oldest
-// 100 entries of a 10M-entry stream while 100 MB of new entries are
-// written had a p99 of about 7 ms (bench/bigbench) where its p50 is
-// 0.13 ms.
+// 100 entries of a long stream under heavy writes (bench/bigbench) had a
+// p99 far above its p50.
 //
 // So a compaction pauses: after every 2 ms of work it looks whether
 // goroutines are waiting for a slot (runtime/metrics) and, if any are,
@@ -26,13 +25,12 @@ import (
 // the network. When nothing waits it does not pause, so a store that only
 // compacts (eddy compact, a quiet server) runs at full speed; a paused
 // compaction may be away for a millisecond, the resolution of Go's timers
-// on an idle slot. Measured on the same stream, alternating builds: the
-// XRANGE p99 went from 7.1 ms (median of 5 rounds, 6.0-7.8) to 5.1 ms
-// (median of 9 rounds, 4.6-5.7), the writers got 15 MB/s instead of 13,
-// and loading 2M entries with pipelined XADD took 8.4 s against 8.2 s
-// (medians of six alternating runs, within their spread). Looking every
-// millisecond did no better (4.8-6.4 ms) and slowed the writers in some
-// rounds.
+// on an idle slot. Measured on the same stream, alternating builds, the
+// XRANGE p99 fell, the writers got more done, and
+// a pipelined load took as long as before; looking every millisecond
+// did no better and slowed the writers in some rounds
+// (bench/results/HISTORY.md, "Pebble settings" and "Figures that stood in
+// code comments").
 //
 // Pebble offers the hook for this: a CompactionScheduler hands each
 // compaction a grant handle whose CumulativeStats the compaction calls
@@ -68,8 +66,8 @@ type compactionPacer struct {
 }
 
 // Pacing parameters (see above). Looking costs one runtime/metrics read
-// (~0.1 µs, under the scheduler's lock, and one small allocation) per
-// 2 ms of compaction.
+// (a fraction of a microsecond, under the scheduler's lock, and one small
+// allocation) per 2 ms of compaction.
 const (
 	paceWork  = 2 * time.Millisecond
 	pacePause = 50 * time.Microsecond

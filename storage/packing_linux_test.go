@@ -14,7 +14,8 @@ import (
 // process's CPU per entry: the writer's and every background flush and
 // compaction's, up to the store's settling after the load. per=1 is the
 // store as it is; the others measure what packing entries into records
-// would save, bytes unchanged (README, "Tried on 2026-12-02 after 16:45").
+// would save, bytes unchanged (bench/results/HISTORY.md, "Tried on
+// 2026-12-02 after 16:45").
 // Reads of packed records are not written: this is the write side only.
 //
 //	go test -run '^$' -bench EntriesPerRecord -benchtime 1000000x ./storage/

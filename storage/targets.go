@@ -34,19 +34,13 @@ import (
 // compression they were written with; the records after them are
 // rewritten often and take the fastest algorithm at every level.
 //
-// Measured against the same build without the policy (and with zstd only
-// in the bottom level, as before):
-//   - 1M entries loaded through the engine at 250k/s in groups of 800:
-//     compactions wrote 22.8 MB and read 29.4 MB, against 51.9 and 60.1.
-//   - XADD -P 16 (3 fields), two servers side by side, alternating 8
-//     rounds of 200k: 11.0 s of server CPU against 13.3 (12.1 against
-//     14.2 in another pair), 190k against 181k XADD/s (medians).
-//   - bench/bigbench, 10M entries: loaded in 36.2 s against 44.2,
-//     compacted in 0.7 s against 3.6; 29.0 bytes/entry compacted against
-//     27.7 (0.95 and 0.91 of Redis's RDB), as tables moved to the bottom
-//     keep their sequence numbers; RSS unchanged. XRANGE of the oldest
-//     entries under writes: p99 5.2 and 6.8 ms against 6.4 and 6.5, within
-//     the noise. bench/groupbench: 0.99.
+// Against the same build without the policy, compactions wrote and read
+// about half as much, XADD -P 16 took less server CPU, and a large load
+// and its compaction were faster; the cost is a little disk, as tables
+// moved to the bottom keep their sequence numbers where a rewrite zeroes
+// them. Reads under writes and consumer groups did not move
+// (bench/results/HISTORY.md, "Pebble settings" and "Figures that stood in
+// code comments").
 
 // maxAppendTargets bounds the streams the span policy splits around; the
 // least recently marked is dropped first.

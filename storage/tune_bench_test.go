@@ -122,9 +122,9 @@ var tuneConfigList = []tuneConfig{
 	// One index block per table (no two-level index): a 2 MB table of
 	// 4 KB blocks has an index of ~20 KB, which Pebble's default (an
 	// index block as large as a data block) splits in two levels. Not
-	// taken: reads of old data were slower, 52-56 against 47-50 µs, p99
-	// 431-471 against 349-394 µs (TuneRead, 1M entries, 6 runs each,
-	// 2026-12-01), as a cache miss reads the whole index block.
+	// taken: reads of old data were slower, as a cache miss reads the
+	// whole index block (TuneRead; bench/results/HISTORY.md, "Figures
+	// that stood in code comments").
 	{"index-256k", func(o *pebble.Options) {
 		setLevels(o, func(l *pebble.LevelOptions, _ int) { l.IndexBlockSize = 256 << 10 })
 	}},

@@ -103,8 +103,9 @@ func (b pelBounds) excludes(lo, hi ID) bool {
 // pelMirror holds every pending entry of a group whose ID is at least
 // from, as committed. XACK acknowledges entries delivered moments
 // before: looked up in storage, each lookup positioned an iterator on
-// every level of the LSM, though the records were in the memtable (11%
-// of the server's CPU under bench/groupbench, XACK's whole cost 19%).
+// every level of the LSM, though the records were in the memtable; under
+// bench/groupbench that was most of XACK's cost
+// (bench/results/HISTORY.md, "Consumer groups on one thread").
 //
 // A mirror starts when its group enters the cache with bounded PEL
 // bounds: nothing is pending from bounds.hi on, so it starts there,

@@ -45,10 +45,10 @@ import (
 // name (INFO used_memory, ~100,000 streams), so a full cache costs ~46 MB;
 // it fills only as that many keys are used. Writes to more active keys
 // than the cache holds read each key's metadata, field sets and tail node
-// from the store: XADD -P 16 to 100,000 random streams did 49.4k XADD/s
-// and took 27 s of server CPU with this default, against 17.4k and 57 s
-// with 10,000 (two servers side by side, 4 alternating rounds of 200k;
-// RSS 229 against 210 MB).
+// from the store: XADD -P 16 to 100,000 random streams ran several times
+// faster, on less server CPU, with this default than with 10,000, for a
+// little more RSS (bench/results/HISTORY.md, "Figures that stood in code
+// comments").
 const DefaultMetaCacheKeys = 100000
 
 // keyMeta is a key's metadata record, decoded.

@@ -12,8 +12,8 @@ import (
 // its first entry's, and never entries of two nodes, so that a node's
 // entries are still the records keyed in [master, last] and a whole node
 // goes with one range deletion. Packing saves Pebble a key per entry
-// (storage.BenchmarkEntriesPerRecord; README, "Tried on 2026-12-02 after
-// 16:45").
+// (storage.BenchmarkEntriesPerRecord; bench/results/HISTORY.md, "Tried
+// on 2026-12-02 after 16:45").
 //
 // What changes for a reader of a packed stream: the entry with a given ID
 // may sit in a record keyed before it, so a point read, or a forward scan
@@ -26,9 +26,9 @@ import (
 // recordMaxBytes (a larger entry has a record of its own): XRANGE COUNT
 // 10 then decodes at most a record or two beyond what it returns. The
 // cost per record that packing saves has mostly gone by 16 entries
-// (BenchmarkEntriesPerRecord: 2.6 µs an entry at one to a record, 0.9 at
-// 16, 0.7 at 64), and XADD -P 16 did as well with 64 to a record as with
-// 16 (README, "Tried on 2026-12-02 after 16:45").
+// (BenchmarkEntriesPerRecord: most of the saving is reached at 16, little
+// more at 64), and XADD -P 16 did as well with 64 to a record as with 16
+// (bench/results/HISTORY.md, "Tried on 2026-12-02 after 16:45").
 const (
 	recordMaxEntries = 16
 	recordMaxBytes   = 2048

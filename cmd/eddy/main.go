@@ -4,7 +4,7 @@
 //
 //	eddy server [CONFIG-FILE] [--directive value ...]
 //	eddy compact [--dir DIR]
-//	eddy version
+//	eddy version (also eddy --version, eddy -v)
 //	eddy help
 //
 // Each subcommand lives in its own file: its options, flags, validation
@@ -19,9 +19,6 @@ import (
 	"os/signal"
 	"syscall"
 )
-
-// version is set at build time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
 
 // Exit codes.
 const (
@@ -48,7 +45,7 @@ func subcommands() []subcommand {
 	return []subcommand{
 		{"server", "run the server", runServer},
 		{"compact", "compact a stopped server's store (--dir DIR)", runCompact},
-		{"version", "print the version", runVersion},
+		{"version", "print the version (also --version, -v)", runVersion},
 		{"help", "show this help", runHelp},
 	}
 }
@@ -75,6 +72,8 @@ func run(ctx context.Context, args []string, e env) int {
 	switch args[0] {
 	case "-h", "-help", "--help":
 		return runHelp(ctx, args[1:], e)
+	case "-v", "--version": // what redis-server and most tools accept
+		return runVersion(ctx, args[1:], e)
 	}
 	for _, c := range subcommands() {
 		if c.name == args[0] {

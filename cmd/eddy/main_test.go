@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,10 @@ func TestRunDispatch(t *testing.T) {
 		{[]string{"--help"}, exitOK, `(?s)^Usage: eddy <subcommand>`, ""},
 		{[]string{"help", "server"}, exitOK, `(?s)^Usage: eddy server.*--appendfsync\s+everysec\s+\*`, ""},
 		{[]string{"version"}, exitOK, `^eddy dev \(go1\.\d+[^)]*\)\n$`, ""},
+		{[]string{"--version"}, exitOK, `^eddy dev \(go1\.\d+[^)]*\)\n$`, ""},
+		{[]string{"-v"}, exitOK, `^eddy dev \(go1\.\d+[^)]*\)\n$`, ""},
 		{[]string{"version", "extra"}, exitUsage, "", `unexpected argument "extra"`},
+		{[]string{"--version", "extra"}, exitUsage, "", `unexpected argument "extra"`},
 		{[]string{"server", "--help"}, exitOK, `(?s)^Usage: eddy server.*--port\s+6379`, ""},
 		{[]string{"server", "--port", "abc"}, exitUsage, "", `(?m)^eddy server: flag --port: bad value "abc" for directive "port": argument couldn't be parsed into an integer$`},
 	}
@@ -50,5 +54,30 @@ func TestRunDispatch(t *testing.T) {
 		}
 		check("stdout", stdout, tt.wantStdout)
 		check("stderr", stderr, tt.wantStderr)
+	}
+}
+
+// A version stamped at build time wins; without one, the module version
+// the go command recorded, unless it is only "(devel)"; else "dev".
+func TestResolveVersion(t *testing.T) {
+	withMain := func(v string) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/eddy-streams/eddy", Version: v}}
+	}
+	tests := []struct {
+		stamped string
+		bi      *debug.BuildInfo
+		want    string
+	}{
+		{"v1.2.3", withMain("v0.0.0-20261203062018-4302003abcde"), "v1.2.3"},
+		{"4302003-dirty", nil, "4302003-dirty"},
+		{"", withMain("v0.0.0-20261203062018-4302003abcde+dirty"), "v0.0.0-20261203062018-4302003abcde+dirty"},
+		{"", withMain("(devel)"), "dev"},
+		{"", withMain(""), "dev"},
+		{"", nil, "dev"},
+	}
+	for _, tt := range tests {
+		if got := resolveVersion(tt.stamped, tt.bi); got != tt.want {
+			t.Errorf("resolveVersion(%q, %v) = %q, want %q", tt.stamped, tt.bi, got, tt.want)
+		}
 	}
 }

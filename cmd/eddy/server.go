@@ -127,6 +127,7 @@ func serverConfig(args []string, e env) (cfg server.Config, code int, stop bool)
 		fmt.Fprintln(e.stderr, `Run "eddy help server" for the list of directives.`)
 		return cfg, exitUsage, true
 	}
+	cfg.Version = eddyVersion() // INFO reports what `eddy --version` prints
 	return cfg, exitOK, false
 }
 

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/eddy-streams/eddy/server"
 )
@@ -153,6 +158,9 @@ func (b *lockedBuffer) String() string {
 }
 
 func TestRunServerReadyAndShutdown(t *testing.T) {
+	// INFO must report the version `eddy --version` prints, whatever it is.
+	version = "v9.8.7-test"
+	t.Cleanup(func() { version = "" })
 	logs := &lockedBuffer{ready: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -165,11 +173,49 @@ func TestRunServerReadyAndShutdown(t *testing.T) {
 	case code := <-done:
 		t.Fatalf("server exited with %d before ready; log:\n%s", code, logs.String())
 	}
-	if !regexp.MustCompile(`msg="eddy ready" addr=127\.0\.0\.1:[1-9]\d*\n`).MatchString(logs.String()) {
+	m := regexp.MustCompile(`msg="eddy ready" addr=(127\.0\.0\.1:[1-9]\d*)\n`).FindStringSubmatch(logs.String())
+	if m == nil {
 		t.Fatalf("ready line not in the expected shape; log:\n%s", logs.String())
+	}
+	if got, want := infoField(t, m[1], "eddy_version"), eddyVersion(); got != want {
+		t.Errorf("INFO eddy_version = %q, want %q (eddy --version's)", got, want)
 	}
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Fatalf("exit code after cancel = %d, want 0; log:\n%s", code, logs.String())
 	}
+}
+
+// infoField asks the server at addr for INFO server and returns field's value.
+func infoField(t *testing.T, addr, field string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte("*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		t.Fatalf("INFO reply starts %q (%v), want a bulk string", head, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+	if err != nil {
+		t.Fatalf("INFO reply length %q: %v", head, err)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("INFO server has no %s line:\n%s", field, body)
+	return ""
 }

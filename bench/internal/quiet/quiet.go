@@ -2,7 +2,8 @@
 // background, so that a side-by-side round of one server does not share
 // the CPUs with what the other still does after its own round (Eddy's
 // flushes and compactions). bench/lib.sh's wait_quiet is the same for the
-// shell scripts; README, "Benchmarks", has the bias it removed.
+// shell scripts; bench/results/HISTORY.md, "How the benchmarks were
+// run", has the bias it removed.
 package quiet
 
 import (

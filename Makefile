@@ -43,22 +43,27 @@ run: build
 # cache cannot see: a cached pass would hide a change to the server, so
 # that package always runs (-count=1). GOPROXY=off: after deps, a module
 # that would still be fetched is a failure here, not a network dependency.
+# The server's tests run a second time on the event loop's portable
+# backend (-tags portablepoll, server/poll), the one Windows serves with.
 test: deps
 	GOPROXY=off $(GO) vet ./...
 	GOPROXY=off $(MAKE) portable
 	GOPROXY=off $(GO) test -timeout $(TIMEOUT) $$($(GO) list ./... | grep -v '/tests$$')
+	GOPROXY=off $(GO) test -tags portablepoll -timeout $(TIMEOUT) ./server/...
 	GOPROXY=off $(GO) test -count=1 -timeout $(TIMEOUT) ./tests/
 
-# Eddy is served and tested on Linux, but builds elsewhere (the event loop
-# is Linux's; other systems serve each client on a goroutine): vet for
-# macOS and Windows keeps it so. tools/portable.sh vets only the packages
-# whose code differs from Linux's there, and says why that is enough.
+# Eddy is served and tested on Linux, and builds elsewhere with the same
+# event loop over another poller (server/poll: kqueue, or goroutines on
+# Windows): vet for macOS and Windows keeps it so. tools/portable.sh vets
+# only the packages whose code differs from Linux's there, and says why
+# that is enough.
 portable:
 	GO=$(GO) bash tools/portable.sh darwin/arm64 windows/amd64
 
 # The race detector needs cgo. tests/ always runs, as in test.
 testrace:
 	CGO_ENABLED=1 $(GO) test -race -timeout 30m $$($(GO) list ./... | grep -v '/tests$$')
+	CGO_ENABLED=1 $(GO) test -race -tags portablepoll -timeout 30m ./server/...
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./tests/
 
 # bench/bench.sh runs Eddy and a real redis-server side by side and prints

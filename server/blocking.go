@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"io"
 	"sync"
 	"time"
 
@@ -220,93 +219,17 @@ func (s *Server) unblock(c *client, withError bool) bool {
 	return true
 }
 
-// notifyBlocked tells whoever serves the blocked client that its command
-// may be served now (a key it waits on changed, CLIENT UNBLOCK): the
-// event loop while the client is in it, else the client's goroutine.
+// notifyBlocked tells the event loop that the blocked client's command
+// may be served now (a key it waits on changed, CLIENT UNBLOCK).
 func (c *client) notifyBlocked() {
 	if f := c.loopNotify.Load(); f != nil {
 		(*f)()
-		return
-	}
-	select {
-	case c.wake <- struct{}{}:
-	default:
 	}
 }
 
-// detachedState is a client served outside redcon's loop: one goroutine
-// reads commands into a queue (so a disconnect is seen even while the
-// client is blocked), the client's own goroutine runs them.
-type detachedState struct {
-	dc redcon.DetachedConn
-
-	mu    sync.Mutex
-	queue []redcon.Command // guarded by mu
-	err   error            // guarded by mu: why reading stopped
-	ready chan struct{}    // signalled when queue or err changes
-	gone  chan struct{}    // closed when the socket failed (not a protocol error)
-}
-
-// detach takes the client out of redcon's loop.
-func (s *Server) detach(c *client) {
-	if c.detached != nil {
-		return
-	}
-	if c.guard != nil {
-		c.guard.detached.Store(true)
-	}
-	d := &detachedState{
-		dc: c.conn.Detach(),
-		// the rest of a pipeline servePipeline took from redcon
-		queue: append([]redcon.Command(nil), c.backlog...),
-		ready: make(chan struct{}, 1),
-		gone:  make(chan struct{}),
-	}
-	c.backlog = nil
-	c.detached = d
-	s.detached.Add(1)
-	go d.readLoop()
-}
-
-func (d *detachedState) readLoop() {
-	for {
-		cmd, err := d.dc.ReadCommand()
-		d.mu.Lock()
-		if err != nil {
-			d.err = err
-		} else {
-			d.queue = append(d.queue, cmd)
-		}
-		d.mu.Unlock()
-		select {
-		case d.ready <- struct{}{}:
-		default:
-		}
-		if err != nil {
-			var pe *protoError
-			if !errors.As(err, &pe) {
-				close(d.gone)
-			}
-			return
-		}
-	}
-}
-
-// next returns the next queued command, or the read error once the queue
-// is empty.
-func (d *detachedState) next() (redcon.Command, bool, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.queue) > 0 {
-		cmd := d.queue[0]
-		d.queue = d.queue[1:]
-		return cmd, true, nil
-	}
-	return redcon.Command{}, false, d.err
-}
-
-// block parks the client of ctx until its blockRequest is served. It runs
-// on the client's goroutine.
+// block parks the client of ctx until its blockRequest is served: the
+// event loop keeps it (loop.go, park), with the commands behind the
+// blocked one, and serves the command when it is woken or times out.
 func (s *Server) block(ctx *cmdContext) {
 	c := ctx.c
 	req := ctx.block
@@ -314,13 +237,9 @@ func (s *Server) block(ctx *cmdContext) {
 	if req == nil {
 		return
 	}
-	// drain a stale CLIENT UNBLOCK and wake-up
+	// drain a stale CLIENT UNBLOCK
 	select {
 	case <-c.unblockCh:
-	default:
-	}
-	select {
-	case <-c.wake:
 	default:
 	}
 	db := ctx.db
@@ -345,14 +264,7 @@ func (s *Server) block(ctx *cmdContext) {
 	if req.timeout > 0 {
 		c.pending.deadline = time.Now().Add(req.timeout)
 	}
-	if c.inLoop() {
-		// The event loop keeps the client and serves the command when
-		// it is woken or times out (loop_linux.go, park); the commands
-		// behind it wait there.
-		c.pending.held = append([]redcon.Command(nil), c.backlog...)
-		return
-	}
-	s.detach(c)
+	c.pending.held = append([]redcon.Command(nil), c.backlog...)
 }
 
 // blockWrites reports whether the blocked command is a write
@@ -420,102 +332,4 @@ func (s *Server) retryLocked(ctx *cmdContext, req *blockRequest) bool {
 		return true
 	}
 	return replied
-}
-
-// serveDetached serves a client that left redcon's loop, until it goes
-// away. It runs on the client's goroutine.
-func (s *Server) serveDetached(c *client) {
-	d := c.detached
-	defer func() {
-		d.dc.Flush()
-		d.dc.Close()
-		s.dropClient(c)
-		s.detached.Done()
-	}()
-	for {
-		if c.pending != nil {
-			if !s.waitBlocked(c) {
-				return
-			}
-			continue
-		}
-		cmd, ok, err := d.next()
-		if !ok {
-			if err != nil {
-				var pe *protoError
-				if errors.As(err, &pe) {
-					c.w.Error(errProtocol(pe))
-					c.flushTo(d.dc)
-				}
-				if err != io.EOF && !errors.As(err, &pe) {
-					s.logger.Debug("client read failed", "id", c.id, "err", err)
-				}
-				return
-			}
-			if d.dc.Flush() != nil {
-				return
-			}
-			select {
-			case <-d.ready:
-			case <-s.done:
-				return
-			}
-			continue
-		}
-		s.dispatch(c, cmd.Args)
-		c.flushTo(d.dc)
-		if c.quitting {
-			return
-		}
-	}
-}
-
-// waitBlocked waits for the pending blocked command to be served; false
-// means the client is gone.
-func (s *Server) waitBlocked(c *client) bool {
-	p := c.pending
-	d := c.detached
-	if d.dc.Flush() != nil {
-		s.blocks.remove(c)
-		return false
-	}
-	var timer <-chan time.Time
-	if !p.deadline.IsZero() {
-		t := time.NewTimer(time.Until(p.deadline))
-		defer t.Stop()
-		timer = t.C
-	}
-	finish := func() {
-		s.blocks.remove(c)
-		c.pending = nil
-		c.flushTo(d.dc)
-	}
-	for {
-		select {
-		case <-c.wake:
-			p.ctx.w = &c.w
-			p.ctx.woken = s.blocks.takeWoken(c)
-			if len(p.ctx.woken) == 0 {
-				continue // already looked at by an earlier retry
-			}
-			if s.retryBlocked(&p.ctx, p.req) {
-				finish()
-				return true
-			}
-		case <-timer:
-			p.req.onTimeout(&c.w)
-			finish()
-			return true
-		case u := <-c.unblockCh:
-			disconnect := u.answer(&c.w, p.req)
-			finish()
-			return !disconnect // false: disconnected after the reply
-		case <-d.gone:
-			s.blocks.remove(c)
-			return false
-		case <-s.done:
-			s.blocks.remove(c)
-			return false
-		}
-	}
 }

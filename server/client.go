@@ -20,8 +20,7 @@ import (
 type client struct {
 	s       *Server
 	id      int64
-	conn    redcon.Conn
-	guard   *guardConn
+	conn    *loopConn
 	addr    string
 	laddr   string
 	fd      int // guarded by mu: a client leaving the event loop gets a new one
@@ -51,9 +50,7 @@ type client struct {
 	blocked    bool      // guarded by mu
 
 	// Blocking (see blocking.go).
-	wake      chan struct{}       // a key the client waits on was appended to
 	unblockCh chan unblockRequest // CLIENT UNBLOCK
-	detached  *detachedState      // owner: non-nil once the client left redcon's loop
 	pending   *pendingBlock       // owner: the blocked command, if any
 	closeOnce sync.Once
 	closed    chan struct{}     // closed when the connection is gone
@@ -71,7 +68,7 @@ type client struct {
 	// Pipeline scratch (pipeline.go), owner only.
 	pipe       []redcon.Command // the pipeline being served
 	groupSpecs []*commandSpec   // specs of the group being formed
-	backlog    []redcon.Command // commands behind the one running, queued if it blocks
+	backlog    []redcon.Command // commands behind the one running, held if it blocks
 	part       [1]groupPart     // runGroup's one part
 }
 
@@ -93,38 +90,25 @@ type watchedEntry struct {
 	existed bool
 }
 
-func newClient(s *Server, conn redcon.Conn, id int64) *client {
+func newClient(s *Server, conn *loopConn, id int64) *client {
 	c := &client{
 		s:          s,
 		id:         id,
 		conn:       conn,
-		addr:       conn.RemoteAddr(),
+		addr:       conn.addr,
+		laddr:      conn.laddr,
+		fd:         conn.fd,
 		created:    time.Now(),
 		proto:      2,
 		inMulti:    -1,
 		lastCmd:    "NULL",
-		wake:       make(chan struct{}, 1),
 		unblockCh:  make(chan unblockRequest, 1),
 		closed:     make(chan struct{}),
 		lastActive: time.Now(),
 	}
 	c.w.proto = 2
 	c.w.stats = &s.stats
-	if ls, ok := conn.(loopSocket); ok {
-		c.laddr, c.fd = ls.localAddr(), ls.socketFD()
-	} else if nc := conn.NetConn(); nc != nil {
-		c.laddr = nc.LocalAddr().String()
-		c.fd = connFD(nc)
-	}
 	return c
-}
-
-// loopSocket is a connection of the event loop (loop_linux.go), which
-// owns the socket until the client leaves the loop.
-type loopSocket interface {
-	localAddr() string
-	socketFD() int
-	kill()
 }
 
 func (c *client) isAuthed() bool  { return c.authed.Load() }
@@ -176,15 +160,7 @@ func (c *client) markClosed() {
 
 // kill closes the connection from any goroutine; the owner notices when
 // its next read fails.
-func (c *client) kill() {
-	if ls, ok := c.conn.(loopSocket); ok {
-		ls.kill()
-		return
-	}
-	if nc := c.conn.NetConn(); nc != nil {
-		nc.Close()
-	}
-}
+func (c *client) kill() { c.conn.kill() }
 
 // info formats the client as one CLIENT LIST line (Redis 7.0 fields, no
 // trailing newline).

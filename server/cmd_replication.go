@@ -12,7 +12,6 @@ import (
 
 	"github.com/eddy-streams/eddy/replication"
 	"github.com/eddy-streams/eddy/stream"
-	"github.com/tidwall/redcon"
 )
 
 // Replication commands: REPLICAOF/SLAVEOF, ROLE, WAIT, and the two a
@@ -351,28 +350,22 @@ func cmdPSync(ctx *cmdContext) {
 	c.repl.psync = &replication.PSync{ID: string(ctx.args[1]), Offset: off, IP: ip, Port: c.repl.port, CRC: c.repl.crc}
 }
 
-// serveReplicaLink takes a connection that sent PSYNC out of redcon and
-// serves it as a replication link until it ends or the server stops.
-func (s *Server) serveReplicaLink(c *client, conn redcon.Conn) {
+// serveReplicaLink takes a connection that sent PSYNC out of the event
+// loop and serves it, on a goroutine of its own, as a replication link
+// until it ends or the server stops. Frames are not RESP: the link reads
+// the socket itself.
+func (s *Server) serveReplicaLink(c *client, conn *loopConn) {
 	req := *c.repl.psync
 	c.repl.psync = nil
-	dc := conn.Detach()
+	nc := conn.detach()
 	s.detached.Add(1)
-	// Frames are not RESP: read the socket itself, not the guard that
-	// frames RESP for redcon. The replica sends nothing after PSYNC
-	// until it has the answer, so the guard holds no bytes of it.
-	nc := dc.NetConn()
-	if c.guard != nil {
-		c.guard.detached.Store(true)
-		nc = c.guard.Conn
-	}
-	serveOwn(conn, func() {
+	go func() {
 		defer s.detached.Done()
 		defer s.dropClient(c)
 		if err := s.repl.primary.Serve(nc, req, s.done); err != nil {
 			s.logger.Info("replica link ended", "replica", c.addr, "err", err)
 		}
-	})
+	}()
 }
 
 // syncStats are INFO's sync_full, sync_partial_ok, sync_partial_err.

@@ -257,7 +257,7 @@ func TestXReadBlockInMulti(t *testing.T) {
 func TestBlockRegistryWokenOrder(t *testing.T) {
 	var r blockRegistry
 	r.init()
-	c := &client{wake: make(chan struct{}, 1)}
+	c := &client{}
 	r.add(c, 0, [][]byte{[]byte("a"), []byte("b"), []byte("c")})
 	r.signal([]stream.Change{
 		{Kind: stream.Appended, DB: 0, Key: []byte("c")},

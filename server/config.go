@@ -36,8 +36,7 @@ type Config struct {
 	MetaCacheKeys        int   // keys whose metadata the stream engine keeps decoded; 0 = none
 	LogLevel             string
 	ProtoMaxBulkLen      int64
-	Timeout              int    // idle client timeout, seconds; 0 = never
-	EventLoop            string // yes: clients are served by one epoll event loop (Linux); no: a goroutine each
+	Timeout              int // idle client timeout, seconds; 0 = never
 
 	// The NATS bridge (package bridge); cmd/eddy starts it.
 	NatsPort   int    // embedded NATS server port; 0 = bridge off, -1 = a free port
@@ -145,14 +144,6 @@ var configTable = []configDirectiveSpec{
 			"to more active keys than this read each key's metadata from the store, which costs " +
 			"them most of their rate (measured in bench/results/HISTORY.md, \"Writes to many streams\")",
 		value: configInt(0, maxInt32, func(c *Config) *int { return &c.MetaCacheKeys })},
-	{name: "event-loop", def: "yes", immutable: true,
-		usage: "yes: one event loop thread serves the clients, as Redis does (Linux); no: a goroutine per client (eddy only)",
-		doc: "`yes`: one thread serves every client from an epoll event loop, as Redis does, and runs " +
-			"the writes that arrive together in one batch; a blocked client (`XREAD BLOCK`, `WAIT`) " +
-			"stays in it until served; a client leaves it for a goroutine of its own when it becomes " +
-			"a replica link. `no`: a goroutine per client (redcon). Linux only; elsewhere always `no` " +
-			"(Eddy only). See [architecture](architecture.md)",
-		value: configEnum([]string{"yes", "no"}, func(c *Config) *string { return &c.EventLoop })},
 	{name: "loglevel", def: "notice",
 		usage: "debug, verbose, notice or warning",
 		value: configEnum([]string{"debug", "verbose", "notice", "warning"}, func(c *Config) *string { return &c.LogLevel })},

@@ -28,7 +28,6 @@ func TestDefaultConfig(t *testing.T) {
 		MetaCacheKeys:        stream.DefaultMetaCacheKeys,
 		LogLevel:             "notice",
 		ProtoMaxBulkLen:      512 << 20,
-		EventLoop:            "yes",
 		NatsPort:             4222,
 		NatsBind:             "127.0.0.1",
 		ReplBacklogSize:      1 << 20,

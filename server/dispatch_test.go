@@ -93,7 +93,7 @@ func TestDispatchChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cl := &client{s: s, id: 1, proto: 2, inMulti: -1, wake: make(chan struct{}, 1), unblockCh: make(chan unblockRequest, 1)}
+			cl := &client{s: s, id: 1, proto: 2, inMulti: -1, unblockCh: make(chan unblockRequest, 1)}
 			cl.w.proto = 2
 			cl.authed.Store(true)
 			for _, l := range c.lines {

@@ -97,15 +97,13 @@ func (r *rawConn) expectNoReply(d time.Duration) {
 	}
 }
 
-func TestAlwaysRepliesAfterSync(t *testing.T) { bothIOModes(t, testAlwaysRepliesAfterSync) }
-
 // With appendfsync always, no reply leaves before the log sync that
 // covers the writes before it, as Redis writes its replies after the
 // AOF's fsync; meanwhile the server goes on applying other clients'
 // writes (the event loop does not wait for a large group's sync).
-func testAlwaysRepliesAfterSync(t *testing.T, mode func(*Config)) {
+func TestAlwaysRepliesAfterSync(t *testing.T) {
 	gate := &syncGate{FS: vfs.Default}
-	s := startServerOn(t, gate, mode, func(c *Config) {
+	s := startServerOn(t, gate, func(c *Config) {
 		c.AppendFsync = "always"
 	})
 	t.Cleanup(gate.open) // before the server stops
@@ -148,18 +146,14 @@ func testAlwaysRepliesAfterSync(t *testing.T, mode func(*Config)) {
 	}
 }
 
-func TestAlwaysAckedWritesSurviveCrash(t *testing.T) {
-	bothIOModes(t, testAlwaysAckedWritesSurviveCrash)
-}
-
 // With appendfsync always, every write acknowledged before a power loss
 // is in what the loss keeps (Pebble's crashable file system keeps only
 // synced data). The writers pipeline more than syncAheadMin writes at a
 // time, so the event loop leaves their syncs running while it goes on.
-func testAlwaysAckedWritesSurviveCrash(t *testing.T, mode func(*Config)) {
+func TestAlwaysAckedWritesSurviveCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	var dir string
-	s := startServerOn(t, fs, mode, func(c *Config) {
+	s := startServerOn(t, fs, func(c *Config) {
 		c.AppendFsync = "always"
 		dir = c.Dir
 	})
@@ -265,17 +259,13 @@ func (f *failSyncFile) SyncData() error {
 	return f.File.SyncData()
 }
 
-func TestJournalFailureRefusesWrites(t *testing.T) {
-	bothIOModes(t, testJournalFailureRefusesWrites)
-}
-
 // Once a journal sync fails, the write it held is never acknowledged (its
 // client is disconnected, as Redis exits when an fsync fails with
 // appendfsync always), later writes get Redis's refusal after a failed
 // AOF write, and reads go on.
-func testJournalFailureRefusesWrites(t *testing.T, mode func(*Config)) {
+func TestJournalFailureRefusesWrites(t *testing.T) {
 	fs := &failSyncFS{FS: vfs.Default}
-	s := startServerOn(t, fs, mode, func(c *Config) {
+	s := startServerOn(t, fs, func(c *Config) {
 		c.AppendFsync = "always"
 	})
 	a, b := dialRaw(t, s), dialRaw(t, s)

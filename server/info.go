@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/eddy-streams/eddy/server/poll"
 )
 
 // infoSections are INFO's sections in Redis 7.0's order, with their
@@ -121,7 +123,7 @@ func (s *Server) infoServer(w *infoWriter, now time.Time) {
 	w.line("os", osName())
 	w.line("arch_bits", strconv.IntSize)
 	w.line("monotonic_clock", "POSIX clock_gettime")
-	w.line("multiplexing_api", "epoll")
+	w.line("multiplexing_api", poll.API)
 	w.line("atomicvar_api", "c11-builtin")
 	w.line("gcc_version", "0.0.0")
 	w.line("process_id", os.Getpid())

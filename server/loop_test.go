@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,27 +12,13 @@ import (
 	"github.com/eddy-streams/eddy/replication"
 )
 
-// These tests hold for both ways of serving clients; they are here for
-// what the event loop must do by hand: sockets closed from other
+// These tests are here for what the event loop must do by hand: sockets closed from other
 // goroutines, idle timeouts, writes the socket does not take at once,
 // clients parked on a blocked command, clients that leave the loop with
 // requests in flight.
 
-func TestEventLoopIsTheDefault(t *testing.T) {
+func TestClientKill(t *testing.T) {
 	s := startServer(t)
-	if got := s.loop != nil; got != (runtime.GOOS == "linux") {
-		t.Errorf("event loop on: %v, on %s", got, runtime.GOOS)
-	}
-	s = startServer(t, func(c *Config) { c.EventLoop = "no" })
-	if s.loop != nil {
-		t.Error("event-loop no: the loop runs")
-	}
-}
-
-func TestClientKill(t *testing.T) { bothIOModes(t, testClientKill) }
-
-func testClientKill(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
 	a, b, blocked := dialRaw(t, s), dialRaw(t, s), dialRaw(t, s)
 	a.cmd("CLIENT", "ID")
 	aID := strings.TrimSpace(a.reply()[1:])
@@ -52,10 +37,8 @@ func testClientKill(t *testing.T, mode func(*Config)) {
 	b.expect("+PONG\r\n", "PING")
 }
 
-func TestIdleTimeout(t *testing.T) { bothIOModes(t, testIdleTimeout) }
-
-func testIdleTimeout(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode, func(c *Config) { c.Timeout = 1 })
+func TestIdleTimeout(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.Timeout = 1 })
 	idle, blocked := dialRaw(t, s), dialRaw(t, s)
 	idle.expect("+PONG\r\n", "PING")
 	blocked.cmd("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
@@ -75,10 +58,8 @@ func testIdleTimeout(t *testing.T, mode func(*Config)) {
 
 // A client that does not read its replies must not hold up the others,
 // and gets every byte once it reads.
-func TestSlowReader(t *testing.T) { bothIOModes(t, testSlowReader) }
-
-func testSlowReader(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestSlowReader(t *testing.T) {
+	s := startServer(t)
 	w := dialRaw(t, s)
 	value := strings.Repeat("v", 1000)
 	const entries, reads = 1000, 40
@@ -127,10 +108,8 @@ func clientListLine(t *testing.T, r *rawConn, substr string) string {
 // WAIT blocks as XREAD BLOCK does: a blocked client, as Redis counts it,
 // that holds up no one else, ends at its timeout or on CLIENT UNBLOCK
 // with the count of replicas, and runs the commands behind it after.
-func TestWaitHoldsUpNoOne(t *testing.T) { bothIOModes(t, testWaitHoldsUpNoOne) }
-
-func testWaitHoldsUpNoOne(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestWaitHoldsUpNoOne(t *testing.T) {
+	s := startServer(t)
 	a, b := dialRaw(t, s), dialRaw(t, s)
 	a.expect(":0\r\n", "WAIT", "0", "0")
 	start := time.Now()
@@ -162,11 +141,7 @@ func testWaitHoldsUpNoOne(t *testing.T, mode func(*Config)) {
 // request not yet complete (parked in the event loop, or handed to a
 // goroutine of its own), and runs them once served.
 func TestBlockWithRequestsInFlight(t *testing.T) {
-	bothIOModes(t, testBlockWithRequestsInFlight)
-}
-
-func testBlockWithRequestsInFlight(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+	s := startServer(t)
 	r, w := dialRaw(t, s), dialRaw(t, s)
 	r.expect("+PONG\r\n", "PING")
 	r.send("*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n$\r\n" +
@@ -184,10 +159,8 @@ func testBlockWithRequestsInFlight(t *testing.T, mode func(*Config)) {
 }
 
 // A request split over many reads.
-func TestRequestInPieces(t *testing.T) { bothIOModes(t, testRequestInPieces) }
-
-func testRequestInPieces(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestRequestInPieces(t *testing.T) {
+	s := startServer(t)
 	r := dialRaw(t, s)
 	req := "*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n"
 	for i := range len(req) {
@@ -316,10 +289,8 @@ func TestClientListFDAfterLeavingLoop(t *testing.T) {
 // Blocked commands time out each at its own deadline. One answered before
 // its deadline leaves no timer behind to answer the client's next blocked
 // command.
-func TestBlockedTimeouts(t *testing.T) { bothIOModes(t, testBlockedTimeouts) }
-
-func testBlockedTimeouts(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestBlockedTimeouts(t *testing.T) {
+	s := startServer(t)
 	early, late, w := dialRaw(t, s), dialRaw(t, s), dialRaw(t, s)
 	early.cmd("XREAD", "BLOCK", "100", "STREAMS", "s", "$")
 	waitFor(t, func() bool { return s.blocks.count() == 1 })
@@ -339,10 +310,8 @@ func testBlockedTimeouts(t *testing.T, mode func(*Config)) {
 
 // A protocol error read behind a blocked command is answered after it, as
 // it would be after any command, and ends the connection.
-func TestProtocolErrorBehindBlocked(t *testing.T) { bothIOModes(t, testProtocolErrorBehindBlocked) }
-
-func testProtocolErrorBehindBlocked(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestProtocolErrorBehindBlocked(t *testing.T) {
+	s := startServer(t)
 	r, w := dialRaw(t, s), dialRaw(t, s)
 	r.send("*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n$\r\n" +
 		"*1\r\n$4\r\nPING\r\n*x\r\n")
@@ -370,10 +339,8 @@ func wake(t *testing.T, w, reader *rawConn, id string) {
 // Readers blocked alike and woken by one commit get what each would read
 // on its own: the event loop serves identical reads with one, and must
 // keep apart what differs (protocol, COUNT, IDs).
-func TestReadersWokenTogether(t *testing.T) { bothIOModes(t, testReadersWokenTogether) }
-
-func testReadersWokenTogether(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestReadersWokenTogether(t *testing.T) {
+	s := startServer(t)
 	w := dialRaw(t, s)
 	w.expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
 	type reader struct {
@@ -443,10 +410,8 @@ func testReadersWokenTogether(t *testing.T, mode func(*Config)) {
 // -UNBLOCKED error (disconnectAllBlockedClients) and disconnects it; what
 // it sent behind the blocked command is not run. A REPLICAOF of the
 // primary it follows already leaves the others alone, as in Redis.
-func TestReplicaOfDisconnectsBlocked(t *testing.T) { bothIOModes(t, testReplicaOfDisconnectsBlocked) }
-
-func testReplicaOfDisconnectsBlocked(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestReplicaOfDisconnectsBlocked(t *testing.T) {
+	s := startServer(t)
 	// A port nothing listens on: the replica's link never comes up.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // pipeline and serves it here: each run of consecutive such writes shares
 // one engine.Update (one batch, one sync) instead of one each. In the
 // event loop it is Engine.UpdateApplied, the loop making the writes
-// durable before their replies leave (loop_linux.go).
+// durable before their replies leave (loop.go).
 //
 // A group behaves exactly as its commands run one by one: each gets its
 // own reply, OnCommit (watchers, blocked readers) runs once after the
@@ -55,16 +55,16 @@ func mayBlock(args [][]byte) bool {
 
 // startsGroup reports whether cmd and the first command redcon has
 // buffered behind it can share a transaction.
-func (s *Server) startsGroup(c *client, conn redcon.Conn, cmd redcon.Command) bool {
+func (s *Server) startsGroup(c *client, conn *loopConn, cmd redcon.Command) bool {
 	next := conn.PeekPipeline()
 	return len(next) > 0 && s.groupable(c, next[0].Args) != nil && s.groupable(c, cmd.Args) != nil
 }
 
-// servePipeline serves first and the rest of the pipeline redcon had
-// buffered, grouping consecutive writes. It leaves the replies in
-// redcon's writer (redcon flushes them), closes the connection after
-// QUIT, and carries on as serveDetached if a command blocks.
-func (s *Server) servePipeline(c *client, conn redcon.Conn, first redcon.Command, rest []redcon.Command) {
+// servePipeline serves first and the rest of the pipeline the loop read
+// with it, grouping consecutive writes. It leaves the replies in the
+// connection (the loop writes them), closes the connection after QUIT,
+// and stops at a command that blocks, which keeps the rest.
+func (s *Server) servePipeline(c *client, conn *loopConn, first redcon.Command, rest []redcon.Command) {
 	cmds := append(append(c.pipe[:0], first), rest...)
 	defer func() {
 		clear(cmds)
@@ -88,21 +88,18 @@ func (s *Server) servePipeline(c *client, conn redcon.Conn, first redcon.Command
 			}
 			continue
 		}
-		// Commands after one that blocks wait in the detached queue.
+		// Commands after one that blocks are held behind it.
 		c.backlog = cmds[i+1:]
 		s.dispatch(c, cmds[i].Args)
 		c.backlog = nil
 		i++
-		if c.quitting || c.detached != nil || c.pending != nil {
+		if c.quitting || c.pending != nil {
 			break // a blocked command keeps the rest (pendingBlock.held)
 		}
 	}
 	c.flushTo(conn)
-	switch {
-	case c.quitting:
+	if c.quitting {
 		conn.Close()
-	case c.detached != nil:
-		serveOwn(conn, func() { s.serveDetached(c) })
 	}
 }
 
@@ -138,7 +135,7 @@ type groupPart struct {
 }
 
 // runGroups runs the writes of one or more clients in one transaction:
-// the event loop groups every client of a turn (loop_linux.go). It is
+// the event loop groups every client of a turn (loop.go). It is
 // the clients' commands run one by one, client after client; if any of
 // them fails, nothing is written and they are run so, through dispatch.
 func (s *Server) runGroups(parts []groupPart) {

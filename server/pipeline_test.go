@@ -224,7 +224,7 @@ func TestRunGroupsAcrossClients(t *testing.T) {
 			}
 			var parts []groupPart
 			for i, cmds := range tt.clients {
-				c := &client{s: s, id: int64(i + 1), proto: 2, inMulti: -1, wake: make(chan struct{}, 1), unblockCh: make(chan unblockRequest, 1)}
+				c := &client{s: s, id: int64(i + 1), proto: 2, inMulti: -1, unblockCh: make(chan unblockRequest, 1)}
 				c.w.proto = 2
 				c.w.stats = &s.stats
 				c.authed.Store(true)

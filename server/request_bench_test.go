@@ -20,7 +20,7 @@ func BenchmarkRequestPath(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			_, e := openMemEngine(b)
 			s, c := requestPathServer(e)
-			g := &guardConn{c: c, record: true}
+			g := &guardConn{c: c}
 			read := []byte(strings.Repeat(bc.cmd, 16))
 			var cmds []redcon.Command
 			var args [][]byte

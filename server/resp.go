@@ -1,26 +1,21 @@
 package server
 
 import (
-	"errors"
-	"net"
 	"strconv"
-	"sync/atomic"
-	"time"
 
 	"github.com/tidwall/redcon"
 )
 
 // Limits of the request parser, as Redis 7.0 sets them.
 const (
-	inlineMax        = 64 * 1024 // PROTO_INLINE_MAX_SIZE
-	unauthMultibulk  = 10        // multibulk length allowed before AUTH
-	unauthBulk       = 16384     // bulk length allowed before AUTH
-	maxMultibulkLen  = 1<<31 - 1 // INT_MAX
-	guardReadBufSize = 16 * 1024
-	guardKeepBuf     = 64 * 1024 // larger framing buffers are dropped once empty
-	guardChunkMin    = 512       // the smallest framing buffer compact allocates
-	guardChunkMax    = 32 * 1024 // and the largest, but for a partial request
-	guardKeepSpans   = 4096      // larger argument notes are dropped once empty
+	inlineMax       = 64 * 1024 // PROTO_INLINE_MAX_SIZE
+	unauthMultibulk = 10        // multibulk length allowed before AUTH
+	unauthBulk      = 16384     // bulk length allowed before AUTH
+	maxMultibulkLen = 1<<31 - 1 // INT_MAX
+	guardKeepBuf    = 64 * 1024 // larger framing buffers are dropped once empty
+	guardChunkMin   = 512       // the smallest framing buffer compact allocates
+	guardChunkMax   = 32 * 1024 // and the largest, but for a partial request
+	guardKeepSpans  = 4096      // larger argument notes are dropped once empty
 )
 
 // protoError is a request that breaks the protocol. The client gets
@@ -30,24 +25,22 @@ type protoError struct{ msg string }
 
 func (e *protoError) Error() string { return "Protocol error: " + e.msg }
 
-// guardConn sits between the socket and redcon's reader. It follows the
-// RESP framing of the request stream byte by byte and enforces what redcon
-// does not: proto-max-bulk-len, the limits before AUTH, the 64 KB inline
-// and length-line limits, and Redis's leniency (*0 and *-1 are skipped, the
-// two bytes after a bulk are not checked). It hands redcon a cleaned
-// stream, so redcon's own parser never sees a malformed request.
+// guardConn frames a client's request stream: the event loop feeds it
+// the bytes it reads, and it follows the RESP framing byte by byte,
+// enforcing Redis's limits (proto-max-bulk-len, the limits before AUTH,
+// the 64 KB inline and length-line limits) and Redis's leniency (*0 and
+// *-1 are skipped, the two bytes after a bulk are not checked). As it
+// frames it notes where each argument lies in out, so that the loop takes
+// the commands from those notes (takeCommands) and nothing parses a
+// request twice.
 //
-// All its methods run on the connection's reading goroutine.
+// It is owned by the event loop's thread.
 type guardConn struct {
-	net.Conn
 	c *client
 
-	rbuf    []byte // the socket read buffer, reused (allocated at the first read)
-	in      []byte // bytes read from the socket, not yet framed
-	out     []byte // framed bytes not yet handed to the reader
-	outPos  int    // out[:outPos] was handed out already
-	err     error  // sticky: a protocol error or the socket's error
-	written bool   // the protocol error was already sent (attached mode)
+	in     []byte // bytes read from the socket, not yet framed
+	out    []byte // framed bytes the commands' arguments point into
+	outPos int    // out[:outPos] was taken as commands already
 
 	// state of the framing machine
 	state   int   // guardStart, guardBulkHeader, guardBulkBody, guardBulkCRLF
@@ -56,18 +49,12 @@ type guardConn struct {
 	bodyLen int64 // bytes left in the current bulk body
 	crlf    int   // CRLF bytes left to skip after a bulk body
 
-	// With record set (the event loop's clients), frame also notes where
-	// each argument lies in out, so that the loop takes the commands
-	// without parsing them again (takeCommands): spans holds the
-	// arguments of the complete commands, argcs their counts, then those
-	// of the command being framed; framedEnd is where in out the last
-	// complete command ends.
-	record    bool
+	// spans holds the arguments of the complete commands, argcs their
+	// counts, then those of the command being framed; framedEnd is where
+	// in out the last complete command ends.
 	spans     []argSpan
 	argcs     []int
 	framedEnd int
-
-	detached atomic.Bool // errors are returned to the caller, not written
 }
 
 // argSpan is an argument's place in guardConn.out: out[off:off+n].
@@ -79,64 +66,6 @@ const (
 	guardBulkBody
 	guardBulkCRLF
 )
-
-var errGuardTimeout = errors.New("idle timeout")
-
-// Read hands out framed bytes; it reads the socket until it has some.
-func (g *guardConn) Read(p []byte) (int, error) {
-	for g.outPos == len(g.out) {
-		// Everything framed was handed out: reuse the buffer.
-		g.out, g.outPos = g.out[:0], 0
-		if g.err != nil {
-			var pe *protoError
-			if errors.As(g.err, &pe) && !g.written && !g.detached.Load() {
-				// Attached to redcon: every earlier reply has been
-				// flushed (redcon flushes before reading), so the error
-				// goes out in order.
-				g.written = true
-				g.Conn.Write([]byte("-" + errProtocol(pe) + "\r\n"))
-			}
-			return 0, g.err
-		}
-		g.fill()
-	}
-	n := copy(p, g.out[g.outPos:])
-	g.outPos += n
-	if g.outPos == len(g.out) && cap(g.out) > guardKeepBuf {
-		g.out, g.outPos = nil, 0 // a huge request: do not keep its memory
-	}
-	return n, nil
-}
-
-// fill reads once from the socket and frames what it can. The read
-// buffer and the framing buffers live as long as the connection, so a
-// request costs no allocation here.
-func (g *guardConn) fill() {
-	if g.rbuf == nil {
-		g.rbuf = make([]byte, guardReadBufSize)
-	}
-	if t := g.c.s.idleTimeout(); t > 0 {
-		g.Conn.SetReadDeadline(time.Now().Add(t))
-	}
-	n, err := g.Conn.Read(g.rbuf)
-	if n > 0 {
-		g.c.s.stats.netInput.Add(int64(n))
-		if perr := g.feed(g.rbuf[:n]); perr != nil {
-			g.err = perr
-			return
-		}
-	}
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() && g.c.isBlocked() {
-			return // blocked clients never time out
-		}
-		if errors.As(err, &ne) && ne.Timeout() {
-			err = errGuardTimeout
-		}
-		g.err = err
-	}
-}
 
 // feed frames data just read: straight from the read buffer when no
 // partial element waits in in, otherwise after it.
@@ -248,11 +177,9 @@ func (g *guardConn) frame(in []byte) ([]byte, error) {
 				run = p + i + 2
 			}
 			p += i + 2
-			if g.record {
-				// The body starts at p: in out, after what is copied
-				// already and the run up to p.
-				g.spans = append(g.spans, argSpan{off: len(g.out) + p - run, n: int(n)})
-			}
+			// The body starts at p: in out, after what is copied
+			// already and the run up to p.
+			g.spans = append(g.spans, argSpan{off: len(g.out) + p - run, n: int(n)})
 			g.bodyLen = n
 			g.state = guardBulkBody
 			if n == 0 {
@@ -309,10 +236,8 @@ func (g *guardConn) endBulk(framed int) {
 		return
 	}
 	g.state = guardStart
-	if g.record {
-		g.argcs = append(g.argcs, g.argc)
-		g.framedEnd = framed
-	}
+	g.argcs = append(g.argcs, g.argc)
+	g.framedEnd = framed
 }
 
 // frameEnd copies the run still pending and returns in from p on.
@@ -348,16 +273,12 @@ func (g *guardConn) inline(line []byte) error {
 		g.out = append(g.out, '$')
 		g.out = strconv.AppendInt(g.out, int64(len(a)), 10)
 		g.out = append(g.out, '\r', '\n')
-		if g.record {
-			g.spans = append(g.spans, argSpan{off: len(g.out), n: len(a)})
-		}
+		g.spans = append(g.spans, argSpan{off: len(g.out), n: len(a)})
 		g.out = append(g.out, a...)
 		g.out = append(g.out, '\r', '\n')
 	}
-	if g.record {
-		g.argcs = append(g.argcs, len(args))
-		g.framedEnd = len(g.out)
-	}
+	g.argcs = append(g.argcs, len(args))
+	g.framedEnd = len(g.out)
 	return nil
 }
 

@@ -10,19 +10,19 @@ import (
 )
 
 // testGuard is the request guard of an authenticated client of a server
-// that takes bulks up to 1 MB; record as the event loop's guards do.
-func testGuard(record bool) *guardConn {
+// that takes bulks up to 1 MB.
+func testGuard() *guardConn {
 	s := &Server{}
 	s.protoMaxBulk.Store(1 << 20)
 	c := &client{s: s}
 	c.authed.Store(true)
-	return &guardConn{c: c, record: record}
+	return &guardConn{c: c}
 }
 
 // frameAll runs the request guard over data delivered in the given chunks
 // and returns what it hands to redcon and the protocol error, if any.
 func frameAll(chunks ...[]byte) ([]byte, error) {
-	g := testGuard(false)
+	g := testGuard()
 	var out []byte
 	for _, ch := range chunks {
 		if err := g.feed(ch); err != nil {
@@ -38,7 +38,7 @@ func frameAll(chunks ...[]byte) ([]byte, error) {
 // the complete commands (takeCommands) and compacts the framing buffer.
 // It stops at a protocol error, with the commands taken before it.
 func takeAll(chunks ...[]byte) []redcon.Command {
-	g := testGuard(true)
+	g := testGuard()
 	var cmds []redcon.Command
 	var args [][]byte
 	for _, ch := range chunks {
@@ -71,7 +71,7 @@ func parseAll(framed []byte) []redcon.Command {
 
 // frameAllByByte is frameAll through frameByByte.
 func frameAllByByte(chunks ...[]byte) ([]byte, error) {
-	g := testGuard(false)
+	g := testGuard()
 	var pending []byte
 	for _, ch := range chunks {
 		rest, err := g.frameByByte(append(pending, ch...))
@@ -255,7 +255,7 @@ func TestGuardDropsLargeNotes(t *testing.T) {
 		args int
 		kept bool
 	}{{3, true}, {guardKeepSpans + 1, false}} {
-		g := testGuard(true)
+		g := testGuard()
 		req := []byte("*" + strconv.Itoa(tc.args) + "\r\n")
 		for range tc.args {
 			req = append(req, "$1\r\nx\r\n"...)

@@ -45,8 +45,7 @@ type Server struct {
 	cmdStats map[*commandSpec]*cmdStats
 
 	listeners []net.Listener
-	rcs       []*redcon.Server // one per listener, without the event loop
-	loop      *eventLoop       // serves every listener, when on (loop_linux.go)
+	loop      *eventLoop // serves every client (loop.go)
 	started   time.Time
 	runID     string
 	replID    string
@@ -56,7 +55,7 @@ type Server struct {
 	clients  map[int64]*client // guarded by mu
 	nextID   int64             // guarded by mu
 	closing  bool              // guarded by mu
-	detached sync.WaitGroup    // client loops outside redcon
+	detached sync.WaitGroup    // the event loop and the replication links
 
 	// gate is held shared by every running command and exclusively by
 	// shutdown, so shutdown waits for in-flight commands.
@@ -147,22 +146,15 @@ func New(cfg Config, p Parts, logger *slog.Logger) (*Server, error) {
 		if port == 0 {
 			port = ln.Addr().(*net.TCPAddr).Port
 		}
-		s.listeners = append(s.listeners, guardListener{ln})
+		s.listeners = append(s.listeners, ln)
 	}
 	s.port = port
-	if cfg.EventLoop != "no" {
-		var err error
-		if s.loop, err = newEventLoop(s, s.listeners); err != nil {
-			for _, l := range s.listeners {
-				l.Close()
-			}
-			return nil, err
+	var err error
+	if s.loop, err = newEventLoop(s, s.listeners); err != nil {
+		for _, l := range s.listeners {
+			l.Close()
 		}
-	}
-	if s.loop == nil {
-		for range s.listeners {
-			s.rcs = append(s.rcs, redcon.NewServer("", s.serveRESP, s.accept, s.closed))
-		}
+		return nil, err
 	}
 	return s, nil
 }
@@ -206,20 +198,15 @@ func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 // client and stops replication. It returns nil after such a stop; the
 // caller then closes the store.
 func (s *Server) Serve(ctx context.Context) error {
-	errc := make(chan error, len(s.rcs)+1)
-	for i, rc := range s.rcs {
-		go func() { errc <- rc.Serve(s.listeners[i]) }()
-	}
-	if s.loop != nil {
-		// Counted as a detached loop: the store closes after it returns.
-		s.detached.Add(1)
-		go func() {
-			defer s.detached.Done()
-			if err := s.loop.run(); err != nil {
-				errc <- err
-			}
-		}()
-	}
+	errc := make(chan error, 1)
+	// Counted with the replication links: stop waits for it.
+	s.detached.Add(1)
+	go func() {
+		defer s.detached.Done()
+		if err := s.loop.run(); err != nil {
+			errc <- err
+		}
+	}()
 	expCtx, cancelExp := context.WithCancel(context.Background())
 	expDone := make(chan struct{})
 	go func() {
@@ -261,18 +248,13 @@ func (s *Server) stop() {
 	s.gate.Lock() // waits for running commands
 	s.stopped = true
 	s.gate.Unlock()
-	close(s.done) // wakes blocked clients and detached loops
-	for _, rc := range s.rcs {
-		rc.Close()
-	}
+	close(s.done) // ends the replication links
 	s.mu.Lock()
 	for _, c := range s.clients {
 		c.kill()
 	}
 	s.mu.Unlock()
-	if s.loop != nil {
-		s.loop.stop()
-	}
+	s.loop.stop()
 	s.detached.Wait()
 	s.stopReplication()
 	s.logger.Info("server stopped")
@@ -284,7 +266,7 @@ func (s *Server) requestShutdown() {
 }
 
 // accept admits a connection unless maxclients is reached.
-func (s *Server) accept(conn redcon.Conn) bool {
+func (s *Server) accept(conn *loopConn) bool {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -293,11 +275,7 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	if int64(len(s.clients)) >= s.maxClients.Load() {
 		s.mu.Unlock()
 		s.stats.rejectedConns.Add(1)
-		if nc := conn.NetConn(); nc != nil {
-			nc.Write([]byte("-" + errMaxClients + "\r\n"))
-		} else {
-			conn.WriteError(errMaxClients) // the event loop writes it
-		}
+		conn.WriteRaw([]byte("-" + errMaxClients + "\r\n")) // the event loop writes it
 		return false
 	}
 	s.nextID++
@@ -307,22 +285,8 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	s.mu.Unlock()
 	c.authed.Store(s.password() == "")
 	s.stats.connsReceived.Add(1)
-	conn.SetContext(c)
-	if g, ok := conn.NetConn().(*guardConn); ok {
-		g.c = c
-		c.guard = g
-	}
+	conn.c = c
 	return true
-}
-
-// closed is redcon's disconnect callback; a detached client is finished
-// by its own loop instead.
-func (s *Server) closed(conn redcon.Conn, err error) {
-	c, _ := conn.Context().(*client)
-	if c == nil || c.detached != nil {
-		return
-	}
-	s.dropClient(c)
 }
 
 // dropClient forgets a disconnected client.
@@ -335,12 +299,10 @@ func (s *Server) dropClient(c *client) {
 	s.mu.Unlock()
 }
 
-// serveRESP is redcon's command handler.
-func (s *Server) serveRESP(conn redcon.Conn, cmd redcon.Command) {
-	c := conn.Context().(*client)
-	if c.detached != nil {
-		return
-	}
+// serveRESP runs cmd, and the rest of the pipeline behind it when they
+// start a group of writes, for the event loop.
+func (s *Server) serveRESP(conn *loopConn, cmd redcon.Command) {
+	c := conn.c
 	if s.startsGroup(c, conn, cmd) {
 		s.servePipeline(c, conn, cmd, conn.ReadPipeline())
 		return
@@ -353,29 +315,12 @@ func (s *Server) serveRESP(conn redcon.Conn, cmd redcon.Command) {
 	}
 	if c.repl != nil && c.repl.psync != nil {
 		s.serveReplicaLink(c, conn)
-		return
-	}
-	if c.detached != nil {
-		// The command blocked: the client is served outside redcon's
-		// loop or the event loop until it goes away.
-		serveOwn(conn, func() { s.serveDetached(c) })
 	}
 }
 
-// serveOwn runs fn, which serves a client that left redcon's loop or the
-// event loop until it goes away: on redcon's goroutine for the client, or
-// on a new one when conn belonged to the event loop, which must go on
-// serving the others.
-func serveOwn(conn redcon.Conn, fn func()) {
-	if _, ok := conn.(loopSocket); ok {
-		go fn()
-		return
-	}
-	fn()
-}
-
-// flushTo hands the accumulated replies to redcon's writer.
-func (c *client) flushTo(conn redcon.Conn) {
+// flushTo hands the accumulated replies to the connection, which writes
+// them at the end of the loop's turn.
+func (c *client) flushTo(conn *loopConn) {
 	if len(c.w.buf) == 0 {
 		return
 	}
@@ -467,22 +412,8 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// guardListener puts a guardConn between each socket and redcon's reader.
-type guardListener struct{ net.Listener }
-
-func (l guardListener) Accept() (net.Conn, error) {
-	nc, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &guardConn{Conn: nc}, nil
-}
-
 // connFD returns the socket's file descriptor, for CLIENT LIST.
 func connFD(nc net.Conn) int {
-	if g, ok := nc.(*guardConn); ok {
-		nc = g.Conn
-	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return -1

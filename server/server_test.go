@@ -187,10 +187,8 @@ func (r *rawConn) expectClosed() {
 	}
 }
 
-func TestBasicCommands(t *testing.T) { bothIOModes(t, testBasicCommands) }
-
-func testBasicCommands(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestBasicCommands(t *testing.T) {
+	s := startServer(t)
 	r := dialRaw(t, s)
 	r.expect("+PONG\r\n", "PING")
 	r.expect("$2\r\nhi\r\n", "ping", "hi")
@@ -218,10 +216,8 @@ func testBasicCommands(t *testing.T, mode func(*Config)) {
 	r.expect("-ERR EXEC without MULTI\r\n", "EXEC")
 }
 
-func TestMulti(t *testing.T) { bothIOModes(t, testMulti) }
-
-func testMulti(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestMulti(t *testing.T) {
+	s := startServer(t)
 	r := dialRaw(t, s)
 	r.expect("+OK\r\n", "MULTI")
 	r.expect("-ERR MULTI calls can not be nested\r\n", "MULTI")
@@ -250,10 +246,8 @@ func testMulti(t *testing.T, mode func(*Config)) {
 	r.expect("*1\r\n+PONG\r\n", "EXEC")
 }
 
-func TestProtocolErrors(t *testing.T) { bothIOModes(t, testProtocolErrors) }
-
-func testProtocolErrors(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestProtocolErrors(t *testing.T) {
+	s := startServer(t)
 	cases := []struct{ in, want string }{
 		{"*1\r\n$999999999999\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"*1\r\nx4\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n"},
@@ -282,10 +276,8 @@ func testProtocolErrors(t *testing.T, mode func(*Config)) {
 	r.expect("+PONG\r\n", "PING")
 }
 
-func TestAuth(t *testing.T) { bothIOModes(t, testAuth) }
-
-func testAuth(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode, func(c *Config) { c.RequirePass = "pw" })
+func TestAuth(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.RequirePass = "pw" })
 	r := dialRaw(t, s)
 	r.expect("-NOAUTH Authentication required.\r\n", "PING")
 	r.expect("-ERR unknown command 'FOO', with args beginning with: \r\n", "FOO")
@@ -295,10 +287,8 @@ func testAuth(t *testing.T, mode func(*Config)) {
 	r.expect("+PONG\r\n", "PING")
 }
 
-func TestGoRedis(t *testing.T) { bothIOModes(t, testGoRedis) }
-
-func testGoRedis(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestGoRedis(t *testing.T) {
+	s := startServer(t)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr().String()})
 	defer rdb.Close()
@@ -320,10 +310,8 @@ func testGoRedis(t *testing.T, mode func(*Config)) {
 	}
 }
 
-func TestBlockingXRead(t *testing.T) { bothIOModes(t, testBlockingXRead) }
-
-func testBlockingXRead(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestBlockingXRead(t *testing.T) {
+	s := startServer(t)
 	r := dialRaw(t, s)
 	w := dialRaw(t, s)
 	r.expect(":1\r\n", "CLIENT", "ID") // the reader connected first
@@ -360,16 +348,6 @@ func testBlockingXRead(t *testing.T, mode func(*Config)) {
 	r.expect("*1\r\n*-1\r\n", "EXEC")
 }
 
-// bothIOModes runs test with the event loop and with a goroutine per
-// client (event-loop no): the two must serve clients alike.
-func bothIOModes(t *testing.T, test func(t *testing.T, mode func(*Config))) {
-	for _, mode := range []string{"yes", "no"} {
-		t.Run("event-loop="+mode, func(t *testing.T) {
-			test(t, func(c *Config) { c.EventLoop = mode })
-		})
-	}
-}
-
 // waitFor polls cond: the state it waits on lives in another goroutine.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
@@ -402,10 +380,8 @@ func TestShutdownCommand(t *testing.T) {
 	}
 }
 
-func TestMaxClients(t *testing.T) { bothIOModes(t, testMaxClients) }
-
-func testMaxClients(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode, func(c *Config) { c.MaxClients = 1 })
+func TestMaxClients(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.MaxClients = 1 })
 	r := dialRaw(t, s)
 	r.expect("+PONG\r\n", "PING")
 	r2 := dialRaw(t, s)
@@ -416,10 +392,8 @@ func testMaxClients(t *testing.T, mode func(*Config)) {
 	r2.expectClosed()
 }
 
-func TestExecBigBatch(t *testing.T) { bothIOModes(t, testExecBigBatch) }
-
-func testExecBigBatch(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode)
+func TestExecBigBatch(t *testing.T) {
+	s := startServer(t)
 	r := dialRaw(t, s)
 	const n = 10000
 	var b strings.Builder
@@ -443,10 +417,8 @@ func testExecBigBatch(t *testing.T, mode func(*Config)) {
 	r.expect(":10000\r\n", "XLEN", "s")
 }
 
-func TestUnauthenticatedLimits(t *testing.T) { bothIOModes(t, testUnauthenticatedLimits) }
-
-func testUnauthenticatedLimits(t *testing.T, mode func(*Config)) {
-	s := startServer(t, mode, func(c *Config) { c.RequirePass = "pw" })
+func TestUnauthenticatedLimits(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.RequirePass = "pw" })
 	r := dialRaw(t, s)
 	r.send("*11\r\n")
 	if got := r.reply(); got != "-ERR Protocol error: unauthenticated multibulk length\r\n" {

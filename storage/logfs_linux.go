@@ -35,7 +35,7 @@ import (
 // result to the loop, a compaction and the collector queued behind it.
 // Under XADD -P 16 with always on a store still compacting, Go's call
 // then gave a higher rate and, with the loop's wait for its sync
-// (waitUnlocked, server/loop_linux.go), a shorter tail; on a fresh store,
+// (waitUnlocked, server/loop.go), a shorter tail; on a fresh store,
 // and unpipelined, the builds were level (bench/results/HISTORY.md,
 // "Figures that stood in code comments").
 type logFile struct {

@@ -4,7 +4,7 @@
 # tested on Linux (make test vets and tests everything there), and must
 # still build elsewhere. A package differs when
 #   - the files it builds differ from those it builds on Linux
-#     (loop_linux.go against loop_other.go, ...),
+#     (server/poll: poll_epoll.go against poll_kqueue.go, ...),
 #   - it imports syscall, os/signal or golang.org/x/sys/..., whose
 #     identifiers differ per OS (syscall.SIGTERM, syscall.EADDRINUSE), or
 #   - go list reports it incomplete there (an import that does not build).

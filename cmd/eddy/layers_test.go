@@ -23,7 +23,8 @@ import (
 // its test files are held.
 var layers = map[string][]string{
 	"cmd/eddy":    {"bridge", "replication", "server", "storage", "stream"},
-	"server":      {"replication", "stream"},
+	"server":      {"replication", "server/poll", "stream"},
+	"server/poll": {}, // the event loop's view of the operating system
 	"bridge":      {"stream"},
 	"replication": {"storage", "stream"},
 	"stream":      {"storage"},

@@ -1,32 +1,28 @@
-//go:build linux
-
 package server
 
 import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/eddy-streams/eddy/server/poll"
 	"github.com/eddy-streams/eddy/stream"
 	"github.com/tidwall/redcon"
 )
 
-// The event loop is how clients are served by default on Linux: one
-// thread waits on epoll for every client socket, reads what is ready,
-// runs the commands through serveRESP and writes the replies, the way
-// Redis serves. With a goroutine per client (redcon), each request costs
-// two goroutine switches and a write of its own; measured side by side
-// with Redis on two cores that capped unpipelined requests at about 0.7
-// of Redis's rate, whatever the command (bench/results/HISTORY.md,
-// 2026-12-01).
+// The event loop is how every client is served, on every system: one
+// thread waits for the client sockets that are ready (package poll:
+// epoll on Linux, kqueue on macOS and the BSDs, goroutines reading ahead
+// elsewhere), reads what is ready, runs the commands through serveRESP
+// and writes the replies, the way Redis serves. A goroutine per client
+// (what Eddy did at first, with redcon) costs each request two goroutine
+// switches and a write of its own, which capped unpipelined requests
+// well below Redis's rate (bench/results/HISTORY.md, 2026-12-01).
 //
 // One thread running commands one after the other cannot rely on Pebble
 // to group concurrent commits, so each turn runs the writes of every
@@ -41,44 +37,40 @@ import (
 // writes, a pipelined load) the loop leaves the sync running on a
 // goroutine and goes on reading and applying the next writes, whose
 // replies wait for the sync after it; the sync in flight pokes the loop
-// when it ends (release). Side by side, XADD -P 16 with appendfsync
-// always did 157k, 157k and 124k a second against 123k, 121k and 127k;
-// unpipelined, where a sync's group is the writers that came back, the
-// same overlap cost a fifth (tiny groups, each applied alone), so small
-// turns keep waiting.
+// when it ends (release). That overlap raised pipelined writes with
+// appendfsync always, but cost unpipelined ones, where a sync's group is
+// the writers that came back and each tiny group would be applied alone,
+// so small turns keep waiting (bench/results/HISTORY.md, "The big
+// groups' syncs").
 //
 // A client whose command blocks (XREAD BLOCK, WAIT) stays in the loop,
 // parked: its socket is watched only for a hangup, the commands behind
 // the blocked one are held, and the loop retries the command when a
 // commit (or a replica's acknowledgement) wakes it (notifyBlocked,
-// through the wake pipe), or answers it when its timeout passes, as Redis
-// does. A wake-up of many readers is then one
-// thread writing their replies, not a goroutine each to schedule
-// (bench/wakebench: 1,000 readers).
+// through the poller's Wake), or answers it when its timeout passes, as
+// Redis does. A wake-up of many readers is then one thread writing their
+// replies, not a goroutine each to schedule (bench/wakebench).
 //
 // A client leaves the loop for a goroutine of its own, for good, when its
-// connection becomes a replication link (PSYNC). Detach hands the socket
-// over as a net.Conn, with the requests and replies in flight.
+// connection becomes a replication link (PSYNC): detach hands the socket
+// over as a net.Conn, with the replies in flight written.
 
 // loopReadSize is how much one read takes from a socket, Redis's
 // PROTO_IOBUF_LEN: a client's share of a turn stays small, so the others
-// wait less, and pipelined XADDs ran faster than with 64 KB (229k against
-// 205k a second, -P 16, side by side). loopKeepOut is the largest reply
-// buffer a client keeps between turns.
+// wait less, and pipelined XADDs ran faster than with 64 KB
+// (bench/results/HISTORY.md, "The network path"). loopKeepOut is the
+// largest reply buffer a client keeps between turns.
 const (
 	loopReadSize = 16 << 10
 	loopKeepOut  = 16 << 10
 )
 
-// eventLoop is the epoll loop; run owns everything but the fields under
-// loopConn.mu, the wake pipe and the woken clients (wokenMu).
+// eventLoop is the loop; run owns everything but the fields under
+// loopConn.mu, the poller's Wake and the woken clients (wokenMu).
 type eventLoop struct {
 	s     *Server
-	ep    int
-	wakeR int
-	wakeW int
-	lns   []*os.File // the listening sockets, dups of s.listeners
-	lnFDs map[int]bool
+	p     *poll.Poller
+	lnFDs map[int]bool // the listeners' descriptors in p
 	conns map[int]*loopConn
 	buf   []byte
 	now   time.Time // when the turn's wait ended
@@ -121,16 +113,17 @@ type eventLoop struct {
 
 	stopOnce sync.Once
 	stopping chan struct{}
-	wakeMu   sync.Mutex // orders stop's write to wakeW against closeAll
 }
 
 // newEventLoop prepares a loop over lns.
 func newEventLoop(s *Server, lns []net.Listener) (*eventLoop, error) {
+	p, err := poll.New()
+	if err != nil {
+		return nil, fmt.Errorf("event loop: %w", err)
+	}
 	l := &eventLoop{
 		s:        s,
-		ep:       -1,
-		wakeR:    -1,
-		wakeW:    -1,
+		p:        p,
 		lnFDs:    make(map[int]bool),
 		conns:    make(map[int]*loopConn),
 		buf:      make([]byte, loopReadSize),
@@ -138,64 +131,15 @@ func newEventLoop(s *Server, lns []net.Listener) (*eventLoop, error) {
 		stopping: make(chan struct{}),
 		synced:   make(chan error, 1),
 	}
-	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("event loop: %w", err)
-	}
-	l.ep = ep
-	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
-		l.closeAll()
-		return nil, fmt.Errorf("event loop: %w", err)
-	}
-	l.wakeR, l.wakeW = p[0], p[1]
-	if err := l.watch(l.wakeR, syscall.EPOLLIN); err != nil {
-		l.closeAll()
-		return nil, err
-	}
 	for _, ln := range lns {
-		if g, ok := ln.(guardListener); ok {
-			ln = g.Listener
-		}
-		tl, ok := ln.(*net.TCPListener)
-		if !ok {
-			l.closeAll()
-			return nil, fmt.Errorf("event loop: listener %T is not TCP", ln)
-		}
-		// A dup, so that closing the listener (shutdown) cannot hand its
-		// number to another file while the loop still polls it. The
-		// *os.File is kept: its finalizer would close the descriptor.
-		f, err := tl.File()
+		fd, err := p.AddListener(ln)
 		if err != nil {
-			l.closeAll()
-			return nil, fmt.Errorf("event loop: %w", err)
-		}
-		l.lns = append(l.lns, f)
-		fd := int(f.Fd())
-		if err := syscall.SetNonblock(fd, true); err != nil {
-			l.closeAll()
+			p.Shut()
 			return nil, fmt.Errorf("event loop: %w", err)
 		}
 		l.lnFDs[fd] = true
-		if err := l.watch(fd, syscall.EPOLLIN); err != nil {
-			l.closeAll()
-			return nil, err
-		}
 	}
 	return l, nil
-}
-
-func (l *eventLoop) watch(fd int, events uint32) error {
-	ev := syscall.EpollEvent{Events: events, Fd: int32(fd)}
-	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return fmt.Errorf("event loop: epoll add: %w", err)
-	}
-	return nil
-}
-
-func (l *eventLoop) rewatch(fd int, events uint32) {
-	ev := syscall.EpollEvent{Events: events, Fd: int32(fd)}
-	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, fd, &ev)
 }
 
 // stop makes run return; it may be called from any goroutine, more than
@@ -203,17 +147,8 @@ func (l *eventLoop) rewatch(fd int, events uint32) {
 func (l *eventLoop) stop() {
 	l.stopOnce.Do(func() {
 		close(l.stopping)
-		l.poke()
+		l.p.Wake()
 	})
-}
-
-// poke makes the loop's wait return.
-func (l *eventLoop) poke() {
-	l.wakeMu.Lock()
-	defer l.wakeMu.Unlock()
-	if l.wakeW >= 0 {
-		syscall.Write(l.wakeW, []byte{1})
-	}
 }
 
 // wakeClient asks the loop to retry lc's blocked command; any goroutine
@@ -228,24 +163,8 @@ func (l *eventLoop) wakeClient(lc *loopConn) {
 	l.wokenSent = true
 	l.wokenMu.Unlock()
 	if send {
-		l.poke()
+		l.p.Wake()
 	}
-}
-
-// closeAll closes the loop's own descriptors.
-func (l *eventLoop) closeAll() {
-	for _, f := range l.lns {
-		f.Close()
-	}
-	l.lns = nil
-	l.wakeMu.Lock()
-	defer l.wakeMu.Unlock()
-	for _, fd := range []int{l.ep, l.wakeR, l.wakeW} {
-		if fd >= 0 {
-			syscall.Close(fd)
-		}
-	}
-	l.ep, l.wakeR, l.wakeW = -1, -1, -1
 }
 
 // run serves until stop. The clients still in the loop are disconnected
@@ -253,7 +172,7 @@ func (l *eventLoop) closeAll() {
 func (l *eventLoop) run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	defer l.closeAll()
+	defer l.p.Shut()
 	defer l.iters.Release()
 	defer func() {
 		l.settle()
@@ -261,104 +180,30 @@ func (l *eventLoop) run() error {
 			l.drop(lc)
 		}
 	}()
-	evs := make([]syscall.EpollEvent, 256)
-	var drain [64]byte
+	evs := make([]poll.Event, 256)
 	lastSweep := time.Now()
 	for {
-		wait := 1000
-		if len(l.ready) > 0 {
-			wait = 0 // clients carried over from the last turn
-		} else if len(l.timers) > 0 {
-			d := time.Until(l.timers[0].at) + time.Millisecond - 1
-			wait = max(0, min(wait, int(d/time.Millisecond)))
+		n, woken, err, waited := l.wait(evs)
+		if err != nil {
+			return fmt.Errorf("event loop: %w", err)
 		}
-		n, err := 0, error(nil)
-		if wait != 0 && l.syncing {
-			// Nothing carried over and a sync in flight: unless a socket
-			// is ready, the loop waits for the sync (waitUnlocked).
-			if n, err = pollNB(l.ep, evs); n == 0 && err == nil {
-				if done, err := l.waitUnlocked(); done {
-					l.syncDone(err)
-				}
-				continue
+		if woken {
+			select {
+			case <-l.stopping:
+				return nil
+			default:
 			}
-		} else {
-			n, err = epollWait(l.ep, evs, wait)
 		}
-		if err != nil && err != syscall.EINTR {
-			return fmt.Errorf("event loop: epoll wait: %w", err)
+		if waited {
+			continue // for the sync in flight, not for a socket
 		}
 		// One clock read a turn for the reads' times (the idle timeout):
-		// one a read was 2% of the loop's time, unpipelined (perf).
+		// one a read cost the loop measurably, unpipelined.
 		l.now = time.Now()
-		for i := 0; i < n; i++ {
-			fd, events := int(evs[i].Fd), evs[i].Events
-			switch {
-			case fd == l.wakeR:
-				select {
-				case <-l.stopping:
-					return nil
-				default:
-				}
-				for {
-					if n, _ := syscall.Read(l.wakeR, drain[:]); n < len(drain) {
-						break
-					}
-				}
-			case l.lnFDs[fd]:
-				l.accept(fd)
-			default:
-				lc := l.conns[fd]
-				if lc == nil {
-					continue
-				}
-				if lc.held {
-					// Its replies wait for a sync: nothing is read or
-					// written until then, and the socket is not watched
-					// (it is level-triggered), unless it is gone.
-					if events&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-						l.drop(lc)
-					} else if !lc.mute {
-						lc.mute = true
-						l.rewatch(lc.fd, 0)
-					}
-					continue
-				}
-				if lc.blockedOut {
-					if events&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-						l.drop(lc)
-						continue
-					}
-					l.send(lc) // released already: held replies are muted above
-					continue
-				}
-				if lc.parked {
-					// Only a hangup is watched while it is blocked.
-					l.drop(lc)
-					continue
-				}
-				if lc.queued {
-					// Carried over: its commands run first, then it
-					// is read again (an end of stream must not drop
-					// commands already read).
-					continue
-				}
-				l.read(lc)
-			}
+		for _, ev := range evs[:n] {
+			l.event(ev)
 		}
-		l.release()
-		l.serveWoken()
-		if len(l.timers) > 0 {
-			l.expireParked(time.Now())
-		}
-		l.serveReady()
-		// Readers woken by this turn's writes are answered in it.
-		l.serveWoken()
-		l.syncHeld(l.grouped < syncAheadMin)
-		l.grouped = 0
-		if err := l.iters.ReleaseStale(); err != nil {
-			l.s.logger.Warn("event loop: iterator", "err", err)
-		}
+		l.turn()
 		if now := time.Now(); now.Sub(lastSweep) >= time.Second {
 			lastSweep = now
 			l.sweepIdle(now)
@@ -366,14 +211,91 @@ func (l *eventLoop) run() error {
 	}
 }
 
+// wait waits for the next turn's events: at most a second, less when a
+// blocked command's deadline comes sooner, not at all when clients were
+// carried over. With a sync in flight and no socket ready it waits for
+// the sync instead (waitUnlocked), finishes it, and reports waited.
+func (l *eventLoop) wait(evs []poll.Event) (n int, woken bool, err error, waited bool) {
+	wait := time.Second
+	if len(l.ready) > 0 {
+		wait = 0 // clients carried over from the last turn
+	} else if len(l.timers) > 0 {
+		wait = max(0, min(wait, time.Until(l.timers[0].at)))
+	}
+	if wait == 0 || !l.syncing {
+		n, woken, err = l.p.Wait(evs, wait)
+		return n, woken, err, false
+	}
+	if n, woken, err = l.p.Wait(evs, 0); n > 0 || woken || err != nil {
+		return n, woken, err, false
+	}
+	if done, err := l.waitUnlocked(); done {
+		l.syncDone(err)
+	}
+	return 0, false, nil, true
+}
+
+// event handles one socket the wait reported.
+func (l *eventLoop) event(ev poll.Event) {
+	if l.lnFDs[ev.FD] {
+		l.accept(ev.FD)
+		return
+	}
+	lc := l.conns[ev.FD]
+	switch {
+	case lc == nil:
+	case lc.held:
+		// Its replies wait for a sync: nothing is read or written until
+		// then, and the socket is not watched (it is level-triggered),
+		// unless it is gone.
+		if ev.HangUp {
+			l.drop(lc)
+		} else if !lc.mute {
+			lc.mute = true
+			l.p.Modify(lc.fd, poll.None)
+		}
+	case lc.blockedOut:
+		if ev.HangUp {
+			l.drop(lc)
+			return
+		}
+		l.send(lc) // released already: held replies are muted above
+	case lc.parked:
+		// Only a hangup is watched while it is blocked.
+		l.drop(lc)
+	case lc.queued:
+		// Carried over: its commands run first, then it is read again
+		// (an end of stream must not drop commands already read).
+	default:
+		l.read(lc)
+	}
+}
+
+// turn runs what the turn's reads, wake-ups and deadlines brought: the
+// replies a finished sync covered, the blocked commands woken, the
+// commands read (one group for the writes), the readers those writes
+// woke, and the sync the held replies wait for.
+func (l *eventLoop) turn() {
+	l.release()
+	l.serveWoken()
+	if len(l.timers) > 0 {
+		l.expireParked(time.Now())
+	}
+	l.serveReady()
+	// Readers woken by this turn's writes are answered in it.
+	l.serveWoken()
+	l.syncHeld(l.grouped < syncAheadMin)
+	l.grouped = 0
+	if err := l.iters.ReleaseStale(); err != nil {
+		l.s.logger.Warn("event loop: iterator", "err", err)
+	}
+}
+
 // accept takes every pending connection of the listening socket lfd.
 func (l *eventLoop) accept(lfd int) {
 	for {
-		fd, sa, err := syscall.Accept4(lfd, syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
-		switch {
-		case err == syscall.EINTR || err == syscall.ECONNABORTED:
-			continue
-		case err == syscall.EMFILE || err == syscall.ENFILE:
+		fd, remote, local, err := l.p.Accept(lfd)
+		if err == poll.ErrTooManyFiles {
 			// The connection stays pending and the listener ready, so
 			// this repeats every turn until a descriptor is freed.
 			if now := time.Now(); now.Sub(l.acceptWarned) >= time.Second {
@@ -381,28 +303,24 @@ func (l *eventLoop) accept(lfd int) {
 				l.s.logger.Warn("accept failed: out of file descriptors", "err", err)
 			}
 			return
-		case err != nil:
-			return // EAGAIN: nothing more pending
 		}
-		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
-		lc := &loopConn{l: l, fd: fd, addr: sockaddrString(sa), lastRead: time.Now(), timerIx: -1}
-		if lsa, err := syscall.Getsockname(fd); err == nil {
-			lc.laddr = sockaddrString(lsa)
+		if err != nil {
+			return // nothing more pending
 		}
-		lc.g = &guardConn{record: true}
+		lc := &loopConn{l: l, fd: fd, addr: remote, laddr: local, lastRead: time.Now(), timerIx: -1}
+		lc.g = &guardConn{}
 		if !l.s.accept(lc) {
 			// maxclients: accept left the error in out.
-			syscall.Write(fd, lc.out)
-			syscall.Close(fd)
+			l.p.Write(fd, lc.out)
+			l.p.Close(fd)
 			continue
 		}
-		c := lc.ctx.(*client)
+		c := lc.c
 		lc.g.c = c
-		c.guard = lc.g
 		c.iters = l.iters
 		notify := func() { l.wakeClient(lc) }
 		c.loopNotify.Store(&notify)
-		if err := l.watch(fd, syscall.EPOLLIN|syscall.EPOLLRDHUP); err != nil {
+		if err := l.p.Add(fd, poll.Readable); err != nil {
 			l.s.logger.Warn("client not served", "err", err)
 			l.drop(lc)
 			continue
@@ -414,8 +332,8 @@ func (l *eventLoop) accept(lfd int) {
 // read takes what the socket has, frames it through the client's guard
 // and parses the complete commands; the client then waits in ready.
 func (l *eventLoop) read(lc *loopConn) {
-	n, err := readNB(lc.fd, l.buf)
-	if err == syscall.EAGAIN || err == syscall.EINTR {
+	n, err := l.p.Read(lc.fd, l.buf)
+	if err == poll.ErrWouldBlock {
 		return
 	}
 	if n <= 0 {
@@ -454,7 +372,7 @@ func (l *eventLoop) serveReady() {
 		if lc.perr != nil || lc.gone {
 			continue
 		}
-		c := lc.ctx.(*client)
+		c := lc.c
 		specs := lc.specs[:0]
 		for _, cmd := range lc.cmds {
 			spec := s.groupable(c, cmd.Args)
@@ -516,13 +434,12 @@ func (l *eventLoop) serveReady() {
 
 // groupMax bounds the writes of one turn's group (a client's whole
 // share, which may be more, always goes in): a read behind a group waits
-// for all of it. bench/bigbench at 10M entries, XRANGE of the oldest 100
-// under 100 MB of writes: p99 4.1 ms with 128, 5.8 ms with 256 (Redis
-// 3.7–4.1), and XADD -P 16 the same (228k, 229k a second; 1024 did
-// 1.003 of 128 with p99 1.18x, bench/abtest.sh RUNS=8). With
-// appendfsync always each group is a sync, which 128 would make twice as
-// many of (XADD -P 16 always: 119k against 156k), so the bound is then
-// groupMaxSynced: a read waits for the sync anyway.
+// for all of it, and a larger bound lengthened the tail of reads under
+// writes (bench/bigbench) without making pipelined writes faster. With
+// appendfsync always each group is a sync, which 128 would make many more
+// of, and pipelined writes slower, so the bound is then groupMaxSynced: a
+// read waits for the sync anyway. The measurements: bench/results/
+// HISTORY.md, "Figures that stood in code comments".
 const (
 	groupMax       = 128
 	groupMaxSynced = 1024
@@ -531,7 +448,7 @@ const (
 // finish serves the client's commands of this turn (a grouped client's
 // already ran) and writes its replies.
 func (l *eventLoop) finish(lc *loopConn) {
-	c := lc.ctx.(*client)
+	c := lc.c
 	lc.queued = false
 	if lc.grouped {
 		c.flushTo(lc)
@@ -579,7 +496,7 @@ func (l *eventLoop) park(lc *loopConn, c *client, rest []redcon.Command) {
 	p.held = append(p.held, rest...)
 	lc.parked = true
 	if !lc.blockedOut {
-		l.rewatch(lc.fd, l.interest(lc))
+		l.p.Modify(lc.fd, l.interest(lc))
 	}
 	if !p.deadline.IsZero() {
 		heap.Push(&l.timers, parkTimer{at: p.deadline, lc: lc, p: p})
@@ -589,7 +506,7 @@ func (l *eventLoop) park(lc *loopConn, c *client, rest []redcon.Command) {
 // unpark goes on with a client whose blocked command was just answered:
 // the reply, then the commands held behind it.
 func (l *eventLoop) unpark(lc *loopConn) {
-	c := lc.ctx.(*client)
+	c := lc.c
 	l.s.blocks.remove(c)
 	held := c.pending.held
 	c.pending = nil
@@ -600,7 +517,7 @@ func (l *eventLoop) unpark(lc *loopConn) {
 		heap.Remove(&l.timers, lc.timerIx)
 	}
 	if !lc.blockedOut {
-		l.rewatch(lc.fd, l.interest(lc))
+		l.p.Modify(lc.fd, l.interest(lc))
 	}
 	lc.cmds = append(lc.cmds[:0], held...)
 	if (len(lc.cmds) > 0 || lc.perr != nil) && !lc.queued {
@@ -635,7 +552,7 @@ func (l *eventLoop) serveWoken() {
 // retryParked serves a parked client's command if CLIENT UNBLOCK asked,
 // or if a key that woke it now has what it waits for.
 func (l *eventLoop) retryParked(lc *loopConn) {
-	c := lc.ctx.(*client)
+	c := lc.c
 	p := c.pending
 	select {
 	case u := <-c.unblockCh:
@@ -694,7 +611,7 @@ func (l *eventLoop) expireParked(now time.Time) {
 	for len(l.timers) > 0 && !l.timers[0].at.After(now) {
 		t := l.timers[0]
 		heap.Pop(&l.timers)
-		c := t.lc.ctx.(*client)
+		c := t.lc.c
 		if t.lc.gone || !t.lc.parked || c.pending != t.p {
 			continue
 		}
@@ -704,14 +621,14 @@ func (l *eventLoop) expireParked(now time.Time) {
 }
 
 // interest is what the loop watches a client's socket for.
-func (l *eventLoop) interest(lc *loopConn) uint32 {
+func (l *eventLoop) interest(lc *loopConn) poll.Interest {
 	switch {
 	case lc.blockedOut:
-		return syscall.EPOLLOUT
+		return poll.Writable
 	case lc.parked:
-		return syscall.EPOLLRDHUP
+		return poll.HangUp
 	}
-	return syscall.EPOLLIN | syscall.EPOLLRDHUP
+	return poll.Readable
 }
 
 // parkTimer is the deadline of a parked client's blocked command.
@@ -749,7 +666,7 @@ func (h *parkTimers) Pop() any {
 }
 
 // write sends the client's replies. What the socket does not take waits
-// for EPOLLOUT; meanwhile the client's requests are not read, as a
+// until it is writable; meanwhile the client's requests are not read, as a
 // blocking write would not read them either.
 func (l *eventLoop) write(lc *loopConn) {
 	if !l.hold(lc) {
@@ -765,15 +682,12 @@ func (l *eventLoop) send(lc *loopConn) {
 	// a new one).
 	rest := lc.out
 	for len(rest) > 0 {
-		n, err := writeNB(lc.fd, rest)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err == syscall.EAGAIN {
+		n, err := l.p.Write(lc.fd, rest)
+		if err == poll.ErrWouldBlock {
 			lc.out = rest
 			if !lc.blockedOut {
 				lc.blockedOut = true
-				l.rewatch(lc.fd, syscall.EPOLLOUT)
+				l.p.Modify(lc.fd, poll.Writable)
 			}
 			return
 		}
@@ -794,7 +708,7 @@ func (l *eventLoop) send(lc *loopConn) {
 	}
 	if lc.blockedOut {
 		lc.blockedOut = false
-		l.rewatch(lc.fd, l.interest(lc))
+		l.p.Modify(lc.fd, l.interest(lc))
 	}
 }
 
@@ -866,13 +780,13 @@ func syncUnlocked(eng *stream.Engine, writers int) error {
 // waitUnlocked waits, unlocked from the loop's thread, for the sync in
 // flight to end or for syncWaitMax to pass, and returns whether the sync
 // ended, and its result. The loop waits for a background sync
-// (syncHeld) only when nothing is ready to read: blocked in epoll it
-// would keep its scheduler slot (a blocking system call lends the slot
-// only once the runtime's monitor takes it back, after 20 µs to 10 ms),
-// while the sync's goroutine and Pebble's log writer, readied by this
-// goroutine, wait in that slot's queue; with the other slot busy with a
-// compaction, a flush or the collector, they waited there up to 20 ms
-// (runtime/trace, XADD -P 16 with always on a store of 100,000 streams).
+// (syncHeld) only when nothing is ready to read: blocked in the poller
+// it would keep its scheduler slot (a blocking system call lends the slot
+// only once the runtime's monitor takes it back), while the sync's
+// goroutine, readied by this goroutine, waits in that slot's queue; with
+// the other slot busy with a compaction, a flush or the collector, it
+// waited there for many milliseconds (runtime/trace; bench/results/
+// HISTORY.md, "Figures that stood in code comments").
 // Parked unlocked, the loop leaves the slot, and its thread, to them,
 // and is woken on it when the sync ends. The bound keeps a slow sync
 // from stopping the loop: a client that sends meanwhile is read within
@@ -894,11 +808,10 @@ func (l *eventLoop) waitUnlocked() (bool, error) {
 	}
 }
 
-// syncWaitMax bounds waitUnlocked: longer than most log syncs here (0.3
-// to 1.2 ms on average), so that the loop seldom wakes before its sync
-// ends. Bounds of 1 and 5 ms did as well under XADD -P 16 with always
-// (three runs each after writes to 100,000 streams: 216-262k, 196-273k
-// with 2 ms, and 220-251k XADD/s; p99 8.4-10.4 ms in all).
+// syncWaitMax bounds waitUnlocked: longer than most journal syncs, so
+// that the loop seldom wakes before its sync ends; bounds of half and
+// more than twice as much did as well (bench/results/HISTORY.md, "Figures
+// that stood in code comments").
 const syncWaitMax = 2 * time.Millisecond
 
 // release writes the replies the sync in flight covered, if it has
@@ -959,7 +872,7 @@ func (l *eventLoop) released(err error) {
 			lc.held = false
 			if lc.mute {
 				lc.mute = false
-				l.rewatch(lc.fd, l.interest(lc))
+				l.p.Modify(lc.fd, l.interest(lc))
 			}
 			l.send(lc)
 		}
@@ -988,7 +901,7 @@ func (l *eventLoop) drop(lc *loopConn) {
 	lc.mu.Lock()
 	if !lc.gone {
 		lc.gone = true
-		syscall.Close(lc.fd) // leaves the epoll set too: nothing else holds the socket
+		l.p.Close(lc.fd) // leaves the poller's set too: nothing else holds the socket
 	}
 	lc.mu.Unlock()
 	delete(l.conns, lc.fd)
@@ -996,31 +909,20 @@ func (l *eventLoop) drop(lc *loopConn) {
 	if lc.timerIx >= 0 {
 		heap.Remove(&l.timers, lc.timerIx)
 	}
-	if lc.ctx != nil {
-		l.s.closed(lc, nil)
+	if lc.c != nil {
+		l.s.dropClient(lc.c)
 	}
 }
 
-// sockaddrString formats a socket address as net.Addr does.
-func sockaddrString(sa syscall.Sockaddr) string {
-	switch a := sa.(type) {
-	case *syscall.SockaddrInet4:
-		return (&net.TCPAddr{IP: a.Addr[:], Port: a.Port}).String()
-	case *syscall.SockaddrInet6:
-		return (&net.TCPAddr{IP: a.Addr[:], Port: a.Port}).String()
-	}
-	return ""
-}
-
-// loopConn is a client in the event loop: redcon.Conn over the loop's
-// socket. Its replies gather in out until the end of the turn.
+// loopConn is a client in the event loop. Its replies gather in out
+// until the end of the turn.
 type loopConn struct {
 	l     *eventLoop
 	fd    int
 	addr  string
 	laddr string
-	g     *guardConn // frames the input; goes with the client if it leaves
-	ctx   any
+	g     *guardConn // frames the input
+	c     *client    // set by Server.accept
 
 	out        []byte           // replies not yet written
 	cmds       []redcon.Command // parsed this turn
@@ -1031,7 +933,7 @@ type loopConn struct {
 	queued     bool             // in ready
 	carried    bool             // left for the next turn's group
 	closing    bool             // Close was called: write out, then drop
-	blockedOut bool             // out waits for EPOLLOUT
+	blockedOut bool             // out waits for the socket to be writable
 	lastRead   time.Time
 	parked     bool   // its command is blocked (park)
 	held       bool   // out waits for a log sync (hold)
@@ -1042,66 +944,26 @@ type loopConn struct {
 	// eventLoop.wokenMu.
 	wokenQueued bool
 
-	mu   sync.Mutex    // orders kill against the loop closing or handing over fd
-	gone bool          // guarded by mu: fd is closed
-	left *loopDetached // guarded by mu (written by the loop only): the client left the loop
+	mu   sync.Mutex // orders kill against the loop closing or handing over fd
+	gone bool       // guarded by mu: fd is closed, or handed over
+	left net.Conn   // guarded by mu (written by the loop only): the socket, once it left the loop
 }
-
-func (lc *loopConn) RemoteAddr() string { return lc.addr }
 
 // Close asks for the connection to close once the replies are written.
-func (lc *loopConn) Close() error {
-	lc.closing = true
-	return nil
-}
+func (lc *loopConn) Close() { lc.closing = true }
 
-func (lc *loopConn) WriteRaw(data []byte) {
-	if lc.left != nil {
-		lc.left.wr.WriteRaw(data)
-		return
-	}
-	lc.out = append(lc.out, data...)
-}
+// WriteRaw adds to the replies written at the end of the turn.
+func (lc *loopConn) WriteRaw(data []byte) { lc.out = append(lc.out, data...) }
 
-func (lc *loopConn) WriteError(msg string)          { lc.WriteRaw(redcon.AppendError(nil, msg)) }
-func (lc *loopConn) WriteString(str string)         { lc.WriteRaw(redcon.AppendString(nil, str)) }
-func (lc *loopConn) WriteBulk(bulk []byte)          { lc.WriteRaw(redcon.AppendBulk(nil, bulk)) }
-func (lc *loopConn) WriteBulkString(bulk string)    { lc.WriteRaw(redcon.AppendBulkString(nil, bulk)) }
-func (lc *loopConn) WriteInt(num int)               { lc.WriteRaw(redcon.AppendInt(nil, int64(num))) }
-func (lc *loopConn) WriteInt64(num int64)           { lc.WriteRaw(redcon.AppendInt(nil, num)) }
-func (lc *loopConn) WriteUint64(num uint64)         { lc.WriteRaw(redcon.AppendUint(nil, num)) }
-func (lc *loopConn) WriteArray(count int)           { lc.WriteRaw(redcon.AppendArray(nil, count)) }
-func (lc *loopConn) WriteNull()                     { lc.WriteRaw(redcon.AppendNull(nil)) }
-func (lc *loopConn) WriteAny(v any)                 { lc.WriteRaw(redcon.AppendAny(nil, v)) }
-func (lc *loopConn) Context() any                   { return lc.ctx }
-func (lc *loopConn) SetContext(v any)               { lc.ctx = v }
-func (lc *loopConn) SetReadBuffer(int)              {}
+// PeekPipeline returns the commands behind the one running.
 func (lc *loopConn) PeekPipeline() []redcon.Command { return lc.pipe }
-func (lc *loopConn) localAddr() string              { return lc.laddr }
-func (lc *loopConn) socketFD() int                  { return lc.fd }
 
+// ReadPipeline takes the commands behind the one running: the caller
+// serves them.
 func (lc *loopConn) ReadPipeline() []redcon.Command {
 	p := lc.pipe
 	lc.pipe = nil
 	return p
-}
-
-// WriteBulkFrom is not used by the server.
-func (lc *loopConn) WriteBulkFrom(n int64, rb io.Reader) {
-	b := make([]byte, n)
-	io.ReadFull(rb, b)
-	lc.WriteBulk(b)
-}
-
-// NetConn is the socket once the client left the loop; nil before, as
-// the loop owns the descriptor.
-func (lc *loopConn) NetConn() net.Conn {
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	if lc.left != nil {
-		return lc.g
-	}
-	return nil
 }
 
 // kill disconnects the client from any goroutine. While the loop owns the
@@ -1111,106 +973,41 @@ func (lc *loopConn) kill() {
 	defer lc.mu.Unlock()
 	switch {
 	case lc.left != nil:
-		lc.g.Close()
+		lc.left.Close()
 	case !lc.gone:
-		syscall.Shutdown(lc.fd, syscall.SHUT_RDWR)
+		lc.l.p.Shutdown(lc.fd)
 	}
 }
 
-// Detach takes the client out of the loop: the socket becomes a net.Conn
-// behind the same guard, with the framed requests not yet parsed, the
-// commands behind the running one and the replies not yet written. It
-// runs on the loop's thread.
-func (lc *loopConn) Detach() redcon.DetachedConn {
+// detach takes the client out of the loop, for good (a replication link):
+// the replies not yet written are written, and the socket is returned as
+// a net.Conn. The replica sends nothing after PSYNC until it has the
+// answer, so no request of it is framed or waits behind the running one.
+// It runs on the loop's thread.
+func (lc *loopConn) detach() net.Conn {
 	l := lc.l
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, lc.fd, nil)
 	delete(l.conns, lc.fd)
-	nc := socketConn(lc.fd)
+	nc := l.p.Detach(lc.fd)
 	lc.gone = true
-
-	g := lc.g
-	g.Conn = nc
-	// The commands parsed so far point into g.out: the guard gets a
-	// buffer of its own so that it never overwrites them.
-	g.out, g.outPos = append([]byte(nil), g.out[g.outPos:]...), 0
-	// redcon's reader parses what the guard hands it from now on.
-	g.record, g.spans, g.argcs, g.framedEnd = false, nil, nil, 0
-	d := &loopDetached{lc: lc, rd: redcon.NewReader(g), wr: redcon.NewWriter(g)}
-	for _, cmd := range lc.pipe {
-		args := make([][]byte, len(cmd.Args))
-		for i, a := range cmd.Args {
-			args[i] = append([]byte(nil), a...)
-		}
-		d.cmds = append(d.cmds, redcon.Command{Args: args})
-	}
 	lc.pipe = nil
-	d.wr.WriteRaw(lc.out)
-	lc.out = nil
-	lc.left = d
-	if c, ok := lc.ctx.(*client); ok {
-		c.iters = nil
-		c.loopNotify.Store(nil)
-		c.mu.Lock()
-		c.fd = connFD(nc) // the dup's, for CLIENT LIST
-		c.mu.Unlock()
+	if len(lc.out) > 0 {
+		nc.SetWriteDeadline(time.Now().Add(detachWriteMax))
+		nc.Write(lc.out)
+		nc.SetWriteDeadline(time.Time{})
+		lc.out = nil
 	}
-	return d
-}
-
-// socketConn turns a socket descriptor into a net.Conn and closes fd (the
-// net.Conn has a dup). A socket Go cannot take is returned closed.
-func socketConn(fd int) net.Conn {
-	f := os.NewFile(uintptr(fd), "")
-	nc, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		a, b := net.Pipe()
-		a.Close()
-		b.Close()
-		return a
-	}
+	lc.left = nc
+	c := lc.c
+	c.iters = nil
+	c.loopNotify.Store(nil)
+	c.mu.Lock()
+	c.fd = connFD(nc) // the dup's, for CLIENT LIST
+	c.mu.Unlock()
 	return nc
 }
 
-// loopDetached is a client that left the loop: redcon.DetachedConn over
-// the socket, behind the client's guard.
-type loopDetached struct {
-	lc   *loopConn
-	rd   *redcon.Reader
-	wr   *redcon.Writer
-	cmds []redcon.Command // the rest of the loop's pipeline, read first
-}
-
-func (d *loopDetached) ReadCommand() (redcon.Command, error) {
-	if len(d.cmds) > 0 {
-		cmd := d.cmds[0]
-		d.cmds = d.cmds[1:]
-		return cmd, nil
-	}
-	return d.rd.ReadCommand()
-}
-
-func (d *loopDetached) Flush() error                        { return d.wr.Flush() }
-func (d *loopDetached) Close() error                        { d.wr.Flush(); return d.lc.g.Close() }
-func (d *loopDetached) RemoteAddr() string                  { return d.lc.addr }
-func (d *loopDetached) WriteError(msg string)               { d.wr.WriteError(msg) }
-func (d *loopDetached) WriteString(str string)              { d.wr.WriteString(str) }
-func (d *loopDetached) WriteBulk(bulk []byte)               { d.wr.WriteBulk(bulk) }
-func (d *loopDetached) WriteBulkString(bulk string)         { d.wr.WriteBulkString(bulk) }
-func (d *loopDetached) WriteInt(num int)                    { d.wr.WriteInt(num) }
-func (d *loopDetached) WriteInt64(num int64)                { d.wr.WriteInt64(num) }
-func (d *loopDetached) WriteUint64(num uint64)              { d.wr.WriteUint64(num) }
-func (d *loopDetached) WriteArray(count int)                { d.wr.WriteArray(count) }
-func (d *loopDetached) WriteNull()                          { d.wr.WriteNull() }
-func (d *loopDetached) WriteRaw(data []byte)                { d.wr.WriteRaw(data) }
-func (d *loopDetached) WriteAny(v any)                      { d.wr.WriteAny(v) }
-func (d *loopDetached) WriteBulkFrom(n int64, rb io.Reader) { d.wr.WriteBulkFrom(n, rb) }
-func (d *loopDetached) Context() any                        { return d.lc.ctx }
-func (d *loopDetached) SetContext(v any)                    { d.lc.ctx = v }
-func (d *loopDetached) SetReadBuffer(int)                   {}
-func (d *loopDetached) Detach() redcon.DetachedConn         { return d }
-func (d *loopDetached) ReadPipeline() []redcon.Command      { return nil }
-func (d *loopDetached) PeekPipeline() []redcon.Command      { return nil }
-func (d *loopDetached) NetConn() net.Conn                   { return d.lc.g }
+// detachWriteMax bounds the write of a leaving client's last replies, on
+// the loop's thread: a peer that does not read them is not waited for.
+const detachWriteMax = time.Second

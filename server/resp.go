@@ -100,56 +100,11 @@ func (g *guardConn) frame(in []byte) ([]byte, error) {
 	for p < len(in) {
 		switch g.state {
 		case guardStart:
-			if in[p] != '*' {
-				i := indexNL(in[p:])
-				if i < 0 {
-					if len(in)-p > inlineMax {
-						return g.frameEnd(in, run, p, &protoError{"too big inline request"})
-					}
-					return g.frameEnd(in, run, p, nil)
-				}
-				g.out = append(g.out, in[run:p]...)
-				line := in[p : p+i]
-				p += i + 1
-				run = p
-				if err := g.inline(line); err != nil {
-					return g.frameEnd(in, run, p, err)
-				}
-				continue
+			var wait bool
+			var err error
+			if run, p, wait, err = g.frameStart(in, run, p); wait || err != nil {
+				return g.frameEnd(in, run, p, err)
 			}
-			i := indexCR(in[p:])
-			if i < 0 {
-				if len(in)-p > inlineMax {
-					return g.frameEnd(in, run, p, &protoError{"too big mbulk count string"})
-				}
-				return g.frameEnd(in, run, p, nil)
-			}
-			if p+i+1 >= len(in) {
-				return g.frameEnd(in, run, p, nil) // wait for the \n
-			}
-			n, ok := parseRedisInt(in[p+1 : p+i])
-			if !ok || n > maxMultibulkLen {
-				return g.frameEnd(in, run, p, &protoError{"invalid multibulk length"})
-			}
-			if n > unauthMultibulk && !g.c.isAuthed() {
-				return g.frameEnd(in, run, p, &protoError{"unauthenticated multibulk length"})
-			}
-			end := p + i + 2
-			switch {
-			case n <= 0:
-				// Redis skips empty and null multibulks.
-				g.out = append(g.out, in[run:p]...)
-				run = end
-			case in[p+i+1] != '\n':
-				// Redis does not look at the byte after the \r.
-				g.out = append(g.out, in[run:p+i+1]...)
-				g.out = append(g.out, '\n')
-				run = end
-				g.bulks, g.argc, g.state = int(n), int(n), guardBulkHeader
-			default:
-				g.bulks, g.argc, g.state = int(n), int(n), guardBulkHeader
-			}
-			p = end
 		case guardBulkHeader:
 			if in[p] != '$' {
 				return g.frameEnd(in, run, p, &protoError{"expected '$', got '" + string(in[p]) + "'"})
@@ -205,25 +160,84 @@ func (g *guardConn) frame(in []byte) ([]byte, error) {
 				g.state = guardBulkCRLF
 			}
 		case guardBulkCRLF:
-			// Redis skips the two bytes after a bulk without looking;
-			// what is handed on always has CRLF there.
-			want := byte('\r')
-			if g.crlf == 1 {
-				want = '\n'
-			}
-			if in[p] != want {
-				g.out = append(g.out, in[run:p]...)
-				g.out = append(g.out, want)
-				run = p + 1
-			}
-			p++
-			g.crlf--
-			if g.crlf == 0 {
-				g.endBulk(len(g.out) + p - run)
-			}
+			run, p = g.frameBulkCRLF(in, run, p)
 		}
 	}
 	return g.frameEnd(in, run, p, nil)
+}
+
+// frameStart frames the start of a request at in[p]: an inline request
+// whole, or a multibulk's count line. in[run:p] is checked and not copied
+// to out yet; it returns the new run and p, and wait when the element is
+// not complete yet. Once a request, so out of frame's loop.
+func (g *guardConn) frameStart(in []byte, run, p int) (int, int, bool, error) {
+	if in[p] != '*' {
+		i := indexNL(in[p:])
+		if i < 0 {
+			if len(in)-p > inlineMax {
+				return run, p, false, &protoError{"too big inline request"}
+			}
+			return run, p, true, nil
+		}
+		g.out = append(g.out, in[run:p]...)
+		line := in[p : p+i]
+		p += i + 1
+		return p, p, false, g.inline(line)
+	}
+	i := indexCR(in[p:])
+	if i < 0 {
+		if len(in)-p > inlineMax {
+			return run, p, false, &protoError{"too big mbulk count string"}
+		}
+		return run, p, true, nil
+	}
+	if p+i+1 >= len(in) {
+		return run, p, true, nil // wait for the \n
+	}
+	n, ok := parseRedisInt(in[p+1 : p+i])
+	if !ok || n > maxMultibulkLen {
+		return run, p, false, &protoError{"invalid multibulk length"}
+	}
+	if n > unauthMultibulk && !g.c.isAuthed() {
+		return run, p, false, &protoError{"unauthenticated multibulk length"}
+	}
+	end := p + i + 2
+	switch {
+	case n <= 0:
+		// Redis skips empty and null multibulks.
+		g.out = append(g.out, in[run:p]...)
+		run = end
+	case in[p+i+1] != '\n':
+		// Redis does not look at the byte after the \r.
+		g.out = append(g.out, in[run:p+i+1]...)
+		g.out = append(g.out, '\n')
+		run = end
+		g.bulks, g.argc, g.state = int(n), int(n), guardBulkHeader
+	default:
+		g.bulks, g.argc, g.state = int(n), int(n), guardBulkHeader
+	}
+	return run, end, false, nil
+}
+
+// frameBulkCRLF passes over one of the two bytes after a bulk's body
+// that frame's fast path did not: Redis skips them without looking, and
+// what is framed always has CRLF there.
+func (g *guardConn) frameBulkCRLF(in []byte, run, p int) (int, int) {
+	want := byte('\r')
+	if g.crlf == 1 {
+		want = '\n'
+	}
+	if in[p] != want {
+		g.out = append(g.out, in[run:p]...)
+		g.out = append(g.out, want)
+		run = p + 1
+	}
+	p++
+	g.crlf--
+	if g.crlf == 0 {
+		g.endBulk(len(g.out) + p - run)
+	}
+	return run, p
 }
 
 // endBulk moves on from a bulk whose CRLF was just passed; framed is

@@ -303,8 +303,19 @@ func errorText(err error) string {
 		return errStringTooLong
 	case errors.Is(err, stream.ErrStoreFailed):
 		return errJournalFailed(err)
+	case errors.Is(err, stream.ErrStoreDamaged):
+		return errStoreDamaged(err)
 	}
 	return "ERR " + err.Error()
+}
+
+// errStoreDamaged answers a read that met damaged data in the store's
+// files (Eddy's own: Redis keeps its data in memory), naming the table
+// and the block: "ERR store damaged: file 000010: block 368488/399: crc32c
+// checksum mismatch ...".
+func errStoreDamaged(err error) string {
+	detail := strings.TrimPrefix(err.Error(), stream.ErrStoreDamaged.Error()+": ")
+	return "ERR store damaged: " + strings.TrimPrefix(detail, "pebble: ")
 }
 
 // errJournalFailed is Redis's refusal of writes after its AOF could not

@@ -45,6 +45,16 @@ func TestErrorTextJournalFailed(t *testing.T) {
 	}
 }
 
+// A read that met damaged data says so on one line, naming the table and
+// the block.
+func TestErrorTextStoreDamaged(t *testing.T) {
+	err := fmt.Errorf("%w: %s", storage.ErrDamaged, "pebble: file 000010: block 368103/420: crc32c checksum mismatch 7d388434 != 6b2079dd")
+	want := "ERR store damaged: file 000010: block 368103/420: crc32c checksum mismatch 7d388434 != 6b2079dd"
+	if got := errorText(err); got != want {
+		t.Errorf("errorText = %q, want %q", got, want)
+	}
+}
+
 // The replication commands' texts with an argument, byte for byte.
 func TestErrorsReplication(t *testing.T) {
 	for _, c := range []struct{ got, want string }{

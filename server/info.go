@@ -218,6 +218,11 @@ func (s *Server) infoPersistence(w *infoWriter) {
 	w.line("eddy_syncs", ss.Count)
 	w.line("eddy_sync_writers", ss.Writers)
 	w.line("eddy_sync_usec", ss.Time.Microseconds())
+	// Eddy's own: reads that met damaged data in the store's files
+	// (they failed with "store damaged"), and the last such file.
+	dm := s.engine.Damage()
+	w.line("eddy_damaged_reads", dm.Reads)
+	w.line("eddy_damaged_file", dm.LastFile)
 }
 
 // infoStats writes the stats section.

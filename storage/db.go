@@ -117,6 +117,7 @@ type DB struct {
 	gcPaused int // guarded by gcMu: open PauseGC calls
 
 	stalls  *writeStalls   // Pebble's write stops, for WriteStalls
+	damage  damage         // damaged data the reads met (damage.go)
 	targets *appendTargets // streams whose entries end a table (targets.go)
 
 	// rawLogSyncs counts the journal syncs run as raw system calls
@@ -165,6 +166,7 @@ func Open(opts Options) (*DB, error) {
 		gcKick:  make(chan struct{}, 1),
 		stalls:  stalls,
 		targets: targets,
+		damage:  damage{logger: opts.Logger},
 	}
 	db.mode.Store(uint32(opts.Sync))
 	// Only on the real file system are the journal's calls raw: one a
@@ -184,6 +186,7 @@ func Open(opts Options) (*DB, error) {
 	// replays any log it finds at Open and flushes it.
 	po.DisableWAL = true
 	po.EventListener.FlushEnd = db.journal.noteFlushed
+	po.EventListener.DataCorruption = db.damage.note
 	pdb, err := pebble.Open(opts.Dir, po)
 	if err != nil {
 		cache.Unref()
@@ -540,14 +543,15 @@ type getter interface {
 
 func get(g getter, key []byte) ([]byte, bool, error) {
 	if pointRecord(key) {
-		return getRecord(g, key)
+		v, ok, err := getRecord(g, key)
+		return v, ok, readError(err)
 	}
 	v, closer, err := g.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, readError(err)
 	}
 	out := append([]byte(nil), v...)
 	return out, true, closer.Close()
@@ -1025,11 +1029,11 @@ func (i *Iter) Close() error {
 		if err := it.Error(); err != nil {
 			c.it = nil
 			it.Close()
-			return err
+			return readError(err)
 		}
 		return nil
 	}
-	return it.Close()
+	return readError(it.Close())
 }
 
 // quietLogger routes Pebble's own messages to slog at debug level, errors

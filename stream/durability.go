@@ -76,3 +76,14 @@ func (e *Engine) WriteStalls() WriteStallStats { return e.db.WriteStalls() }
 
 // Syncs reports the journal syncs the store ran for writes.
 func (e *Engine) Syncs() SyncStats { return e.db.Syncs() }
+
+// ErrStoreDamaged is returned, wrapping a one-line description (the file
+// and the block), by a read that met damaged data in the store's files:
+// that read fails, and the rest of the store is served.
+var ErrStoreDamaged = storage.ErrDamaged
+
+// DamageStats is what the store's reads met of damaged data (INFO).
+type DamageStats = storage.DamageStats
+
+// Damage reports the damaged data the store's reads met since it opened.
+func (e *Engine) Damage() DamageStats { return e.db.Damage() }
